@@ -1,0 +1,74 @@
+"""stream-translate: convert LLM API streams between wire formats, live, as the bytes arrive.
+
+    >>> import translate
+    >>> out = b"".join(translate.convert(upstream_chunks, source="chat", target="messages"))
+
+The core is sans-I/O (`translate.sse`, `translate.events`, `translate.formats`); `convert` and
+`aconvert` are thin loops over a `Converter`.
+"""
+
+from __future__ import annotations
+
+from .convert import Converter, aconvert, convert, decode
+from .errors import DecodeError, EncodeError, TranslateError
+from .events import (
+    EVENT_LIST,
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    Ping,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from .formats import FORMATS, Format, get_decoder, get_encoder
+from .report import Loss, LossReport
+from .sse import SSEMessage, SSEParser, format_sse
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EVENT_LIST",
+    "FORMATS",
+    "BlockEnd",
+    "BlockStart",
+    "Citation",
+    "Converter",
+    "DecodeError",
+    "EncodeError",
+    "Error",
+    "Event",
+    "Format",
+    "ImageDone",
+    "ImagePartial",
+    "Loss",
+    "LossReport",
+    "MessageStart",
+    "Ping",
+    "RefusalDelta",
+    "SSEMessage",
+    "SSEParser",
+    "SignatureDelta",
+    "Stop",
+    "TextDelta",
+    "ThinkingDelta",
+    "ToolArgsDelta",
+    "TranslateError",
+    "Usage",
+    "__version__",
+    "aconvert",
+    "convert",
+    "decode",
+    "format_sse",
+    "get_decoder",
+    "get_encoder",
+]

@@ -1,0 +1,170 @@
+"""The pipeline: a `Converter` pairs one decoder with one encoder; `convert` and `aconvert` are
+thin loops over it, written by hand as mirror images (no I/O in the core, nothing generated).
+
+Two modes for bad input (`on_error`): `"raise"` lets the `DecodeError` out; `"emit"` turns it
+into an `Error(kind="bad_input")` event, so the target stream is closed with its own proper error
+and the client sees a well-formed failure. Either way an upstream that ends, or raises, before its
+terminal event is reported as truncated in the target, never as a clean stop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Any, Literal
+
+from .errors import DecodeError
+from .events import Error, Event
+from .formats import decoder_class, encoder_class
+from .report import Loss, LossReport
+
+__all__ = ["Converter", "aconvert", "convert", "decode"]
+
+OnError = Literal["raise", "emit"]
+
+
+class Converter:
+    """Converts one stream from `source` format to `target` format, incrementally.
+
+    `feed(chunk) -> bytes` and `end() -> bytes`; options are routed to the decoder or the encoder
+    that declares them (`strict` and `max_event_size` to the decoder, `id_factory` and `clock` to
+    the encoder, format-specific ones to their format); an unknown option is a `TypeError`.
+    After the stream, `losses` lists what the target could not carry.
+    """
+
+    __slots__ = ("_done", "decoder", "encoder", "on_error", "report")
+
+    def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
+                 **options: Any) -> None:
+        if on_error not in ("raise", "emit"):
+            raise ValueError(f"on_error must be 'raise' or 'emit', not {on_error!r}")
+        dec_cls, enc_cls = decoder_class(source), encoder_class(target)
+        unknown = set(options) - dec_cls.options - enc_cls.options
+        if unknown:
+            raise TypeError(
+                f"unknown option(s) for {source} -> {target}: {', '.join(sorted(unknown))}"
+            )
+        self.on_error: OnError = on_error
+        self.report = LossReport()
+        """What was dropped so far (`losses` lists it)."""
+        self.decoder = dec_cls(
+            report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
+        )
+        self.encoder = enc_cls(
+            report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
+        )
+        self._done = False  # after bad input in emit mode: the rest of the input is ignored
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Convert the next bytes of the source stream; `b""` while nothing is complete."""
+        if self._done:
+            return b""
+        try:
+            events = self.decoder.feed(chunk)
+        except DecodeError as exc:
+            return self._bad_input(exc)
+        if not events:
+            return b""
+        encode = self.encoder.encode
+        if len(events) == 1:
+            return encode(events[0])
+        return b"".join([encode(event) for event in events])
+
+    def end(self) -> bytes:
+        """The source stream is over: flush, report truncation, write the target's trailer."""
+        out = b""
+        if not self._done:
+            self._done = True
+            try:
+                events = self.decoder.end()
+            except DecodeError as exc:
+                return self._bad_input(exc) + self.encoder.end()
+            encode = self.encoder.encode
+            out = b"".join([encode(event) for event in events])
+        return out + self.encoder.end()
+
+    def abort(self, reason: str) -> bytes:
+        """The upstream failed (a connection error, say) before its end: finish the target as
+        truncated. Returns the closing bytes."""
+        if self._done:
+            return self.encoder.end()
+        self._done = True
+        error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
+        return self.encoder.encode(error) + self.encoder.end()
+
+    @property
+    def losses(self) -> list[Loss]:
+        """What the conversion could not carry, in order of first occurrence."""
+        return self.report.entries
+
+    def _bad_input(self, exc: DecodeError) -> bytes:
+        if self.on_error == "raise":
+            raise exc
+        self._done = True
+        return self.encoder.encode(Error(kind="bad_input", message=str(exc)))
+
+
+def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",
+            report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
+    """Convert a stream of bytes from `source` format to `target` format, yielding each piece of
+    output as soon as its input is in. Pass a list as `report` to receive the loss report."""
+    converter = Converter(source, target, on_error=on_error, **options)
+    upstream = iter(chunks)
+    try:
+        while True:
+            try:
+                chunk = next(upstream)
+            except StopIteration:
+                break
+            except Exception as exc:  # the upstream failed: a truncation, not our crash
+                yield converter.abort(f"{type(exc).__name__}: {exc}")
+                return
+            out = converter.feed(chunk)
+            if out:
+                yield out
+        out = converter.end()
+        if out:
+            yield out
+    finally:
+        close = getattr(upstream, "close", None)
+        if close is not None:
+            close()
+        if report is not None:
+            report[:] = converter.losses
+
+
+async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
+                   on_error: OnError = "raise", report: list[Loss] | None = None,
+                   **options: Any) -> AsyncIterator[bytes]:
+    """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
+    closes its upstream (`aclose()`) when the consumer stops early or is cancelled."""
+    converter = Converter(source, target, on_error=on_error, **options)
+    upstream = aiter(chunks)
+    try:
+        while True:
+            try:
+                chunk = await anext(upstream)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:  # the upstream failed: a truncation, not our crash
+                yield converter.abort(f"{type(exc).__name__}: {exc}")
+                return
+            out = converter.feed(chunk)
+            if out:
+                yield out
+        out = converter.end()
+        if out:
+            yield out
+    finally:
+        aclose = getattr(upstream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        if report is not None:
+            report[:] = converter.losses
+
+
+def decode(chunks: Iterable[bytes], *, source: str, **options: Any) -> Iterator[Event]:
+    """Decode a stream of bytes into IR events (what the CLI's `--events` prints)."""
+    decoder = decoder_class(source)(**options)
+    for chunk in chunks:
+        yield from decoder.feed(chunk)
+    yield from decoder.end()

@@ -1,0 +1,64 @@
+"""The three exceptions of the library, chosen by who is at fault (as h11's Local/RemoteProtocolError).
+
+- `DecodeError`: the input is not valid `<format>` (framing, JSON, event order, a size limit).
+- `EncodeError`: this event sequence cannot be written as `<format>` (a bug in the caller or a decoder).
+- `TranslateError`: the base; also raised for misuse such as feeding a closed decoder.
+
+A provider-reported error (an `error` event on the wire) is not an exception: it is an
+`translate.events.Error` event that encoders write in the target's shape.
+"""
+
+from __future__ import annotations
+
+__all__ = ["DecodeError", "EncodeError", "TranslateError"]
+
+_EXCERPT = 200
+
+
+class TranslateError(Exception):
+    """Base of every error the library raises on purpose.
+
+    `format` names the wire format involved ("chat", "responses", "messages", "images", or "sse"),
+    `event` is the 0-based position of the offending SSE event in the stream (None when unknown),
+    `offset` the byte offset in the input where that event started (None when unknown),
+    and `data` the first 200 characters of the evidence.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        format: str | None = None,
+        event: int | None = None,
+        offset: int | None = None,
+        data: str | bytes | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.format = format
+        self.event = event
+        self.offset = offset
+        if isinstance(data, bytes | bytearray):
+            data = bytes(data[:_EXCERPT]).decode("utf-8", "replace")
+        self.data = data[:_EXCERPT] if data is not None else None
+
+    def __str__(self) -> str:
+        where = []
+        if self.event is not None:
+            where.append(f"event {self.event}")
+        if self.offset is not None:
+            where.append(f"byte {self.offset}")
+        text = self.message
+        if where:
+            text += f" (at {', '.join(where)})"
+        if self.data:
+            text += f": {self.data!r}"
+        return text
+
+
+class DecodeError(TranslateError):
+    """The input is not valid for its declared format; the upstream is at fault."""
+
+
+class EncodeError(TranslateError):
+    """The event sequence cannot be written in the target format; the caller is at fault."""

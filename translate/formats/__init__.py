@@ -1,0 +1,53 @@
+"""The format registry: decoders and encoders by format name.
+
+Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`) with the
+same four files: `__init__.py` (its decoder and encoder classes), `wire.py` (mapping tables),
+`decode.py` and `encode.py`. A format is imported the first time it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Literal, get_args
+
+from ._base import Decoder, Encoder
+
+__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "decoder_class", "encoder_class",
+           "get_decoder", "get_encoder"]
+
+Format = Literal["chat", "responses", "messages", "images"]
+"""The four wire formats."""
+
+FORMATS: tuple[Format, ...] = get_args(Format)
+"""Every format name, in a stable order."""
+
+_CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages",
+                 "images": "Images"}
+
+
+def _module(format: str) -> Any:
+    if format not in _CLASS_PREFIX:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+    return importlib.import_module(f"{__name__}.{format}")
+
+
+def decoder_class(format: str) -> type[Decoder]:
+    """The decoder class of a format (`"chat"` -> `ChatDecoder`)."""
+    cls: type[Decoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Decoder")
+    return cls
+
+
+def encoder_class(format: str) -> type[Encoder]:
+    """The encoder class of a format (`"chat"` -> `ChatEncoder`)."""
+    cls: type[Encoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Encoder")
+    return cls
+
+
+def get_decoder(format: str, **options: Any) -> Decoder:
+    """A new decoder for `format`, with its keyword options."""
+    return decoder_class(format)(**options)
+
+
+def get_encoder(format: str, **options: Any) -> Encoder:
+    """A new encoder for `format`, with its keyword options."""
+    return encoder_class(format)(**options)

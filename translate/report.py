@@ -1,0 +1,68 @@
+"""The loss report: what a conversion could not carry, as structured entries.
+
+Decoders record what the source sent that the IR does not model (logprobs, choices beyond the
+selected one); encoders record what the target format cannot carry (a signature for another
+model family, an opaque server-tool block, an image). Nothing is dropped without an entry.
+Entries are aggregated: a thousand dropped logprobs chunks are one entry with `count=1000`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["Loss", "LossReport"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loss:
+    """One kind of thing that was dropped, and how often."""
+
+    stage: Literal["decode", "encode"]
+    """Where it was dropped: the source's decoder or the target's encoder."""
+    format: str
+    """The format of that decoder or encoder."""
+    what: str
+    """A stable name for the kind of content (`"signature"`, `"logprobs"`, `"choice"`,
+    `"citation"`, `"opaque_block"`, `"redacted_thinking"`, `"image"`, `"refusal_channel"`, ...)."""
+    detail: str
+    """A short human-readable explanation."""
+    count: int = 1
+    """How many times it happened in the stream."""
+
+
+class LossReport:
+    """Collects `Loss` entries for one conversion, in order of first occurrence."""
+
+    __slots__ = ("_counts", "_order")
+
+    def __init__(self) -> None:
+        self._counts: dict[tuple[str, str, str, str], int] = {}
+        self._order: list[tuple[str, str, str, str]] = []
+
+    def add(self, stage: Literal["decode", "encode"], format: str, what: str, detail: str) -> None:
+        """Record one occurrence."""
+        key = (stage, format, what, detail)
+        count = self._counts.get(key)
+        if count is None:
+            self._order.append(key)
+            self._counts[key] = 1
+        else:
+            self._counts[key] = count + 1
+
+    @property
+    def entries(self) -> list[Loss]:
+        """The entries so far, in order of first occurrence."""
+        return [
+            Loss(stage=k[0], format=k[1], what=k[2], detail=k[3], count=self._counts[k])  # type: ignore[arg-type]
+            for k in self._order
+        ]
+
+    def __bool__(self) -> bool:
+        return bool(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def __repr__(self) -> str:
+        return f"LossReport({self.entries!r})"

@@ -1,0 +1,318 @@
+"""Server-sent events: an incremental parser (bytes in, messages out) and a writer.
+
+This module owns the SSE grammar of spec/sse.md and nothing else: it knows no JSON and no LLM
+format. The parser is sans-I/O: `feed()` takes whatever bytes arrived and returns the messages
+they completed; `end()` says the byte stream is over.
+
+How it stays linear: a partial line is kept as a list of fragments and joined once, when its
+terminator arrives, so a multi-megabyte image line fed in 16 KiB pieces is copied about twice,
+not once per piece (the O(N^2) trap that eventsource-parser describes). Lines are split on bytes
+before UTF-8 decoding (spec §1.1: only CR and LF end a line, never U+2028 or U+0085).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import DecodeError
+
+__all__ = ["DEFAULT_MAX_EVENT_SIZE", "SSEMessage", "SSEParser", "format_sse", "frame"]
+
+DEFAULT_MAX_EVENT_SIZE = 64 * 1024 * 1024
+"""Default cap, in bytes, on one line and on one event's buffered data (64 MiB: generous enough
+for real multi-megabyte base64 images, small enough that a hostile upstream cannot exhaust
+memory)."""
+
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True, slots=True)
+class SSEMessage:
+    """One dispatched event (spec §1.5)."""
+
+    data: str
+    """The data lines joined with LF (spec §1.4)."""
+    event: str = "message"
+    """The `event:` field, or `"message"` when the event had none."""
+    id: str = ""
+    """The last event ID seen so far in the stream (sticky, spec §1.4)."""
+    retry: int | None = None
+    """The reconnection delay this event set, if it had a valid `retry:` field."""
+    offset: int = 0
+    """Byte offset in the input where this event's first line began (for error reports)."""
+    number: int = 0
+    """0-based position of this message among the messages of the stream."""
+
+
+class SSEParser:
+    """Incremental SSE parser following spec/sse.md §1 (WHATWG), with one documented extra:
+    `end(flush=True)` dispatches a final event that was not followed by a blank line.
+
+    Invalid UTF-8 raises `DecodeError` (format "sse") instead of decoding to U+FFFD: a
+    translator must not silently alter a payload. Lines longer than `max_event_size` bytes, and
+    events whose data exceeds it, raise `DecodeError` as soon as the limit is passed.
+    """
+
+    __slots__ = (
+        "_closed",
+        "_count",
+        "_data",
+        "_data_size",
+        "_event",
+        "_event_offset",
+        "_frags",
+        "_frags_size",
+        "_head",
+        "_last_id",
+        "_limit",
+        "_offset",
+        "_pending_cr",
+        "_retry",
+        "retry",
+    )
+
+    def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
+        self._limit = max_event_size
+        self._frags: list[bytes] = []  # pieces of the current, unterminated line
+        self._frags_size = 0
+        self._pending_cr = False  # the last chunk ended in CR: swallow a leading LF (spec §1.1)
+        self._head: bytes | None = b""  # bytes seen before the BOM check is decided; None after
+        self._data: list[str] = []
+        self._data_size = 0
+        self._event = ""
+        self._last_id = ""
+        self._retry: int | None = None
+        self._offset = 0  # bytes consumed before the current chunk
+        self._event_offset: int | None = None
+        self._count = 0
+        self._closed = False
+        self.retry: int | None = None
+        """The reconnection delay most recently set by a `retry:` field (spec §1.4)."""
+
+    # -- input ------------------------------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[SSEMessage]:
+        """Parse the next bytes of the stream; return the messages they completed."""
+        if self._closed:
+            raise DecodeError("sse: parser is closed", format="sse")
+        if not chunk:
+            return []
+        if self._head is not None:  # spec §1.1: one BOM at the very start is dropped
+            head = self._head + chunk
+            if len(head) < 3 and _BOM.startswith(head):
+                self._head = head
+                return []
+            self._head = None
+            if head.startswith(_BOM):
+                head = head[3:]
+                self._offset += 3
+            chunk = head
+            if not chunk:
+                return []
+        if self._pending_cr:
+            self._pending_cr = False
+            if chunk[0] == 10:  # the LF of a CRLF split across two chunks
+                chunk = chunk[1:]
+                self._offset += 1
+                if not chunk:
+                    return []
+        out: list[SSEMessage] = []
+        if b"\r" in chunk:
+            self._feed_with_cr(chunk, out)
+            return out
+        last = chunk.rfind(b"\n")
+        if last < 0:
+            self._stash(chunk)
+            return out
+        if self._frags:
+            self._frags.append(chunk[: last + 1])
+            body = b"".join(self._frags)
+            self._offset -= self._frags_size
+            self._frags = []
+            self._frags_size = 0
+        else:
+            body = chunk[: last + 1] if last + 1 < len(chunk) else chunk
+        lines = body.split(b"\n")
+        lines.pop()  # the empty string after the final LF
+        for line in lines:
+            self._line(line, out)
+            self._offset += len(line) + 1
+        if last + 1 < len(chunk):
+            self._stash(chunk[last + 1 :])
+        return out
+
+    def end(self, *, flush: bool = False) -> list[SSEMessage]:
+        """The byte stream is over. By the spec (§1.6) a final event that was not followed by a
+        blank line is discarded; with `flush=True` it is dispatched instead (one real recording
+        ends without its last newline). Returns the flushed message, if any."""
+        if self._closed:
+            return []
+        self._closed = True
+        out: list[SSEMessage] = []
+        if not flush:
+            return out
+        if self._head:  # fewer than three bytes in the whole stream, all of a BOM's prefix
+            self._head, head = None, self._head
+            if not _BOM.startswith(head):
+                self._frags.append(head)
+        if self._frags:
+            line = b"".join(self._frags)
+            self._frags = []
+            self._line(line, out)
+        self._dispatch(out)
+        return out
+
+    # -- internals --------------------------------------------------------------------------
+
+    def _stash(self, piece: bytes) -> None:
+        self._frags.append(piece)
+        self._frags_size += len(piece)
+        self._offset += len(piece)
+        if self._frags_size > self._limit:
+            raise DecodeError(
+                f"sse: line exceeds the limit of {self._limit} bytes",
+                format="sse",
+                offset=self._offset - self._frags_size,
+                data=self._frags[0],
+            )
+
+    def _feed_with_cr(self, chunk: bytes, out: list[SSEMessage]) -> None:
+        """The general path for chunks containing CR: CRLF, lone CR and lone LF all end a line."""
+        if self._frags:
+            self._frags.append(chunk)
+            chunk = b"".join(self._frags)
+            self._offset -= self._frags_size
+            self._frags = []
+            self._frags_size = 0
+        pos = 0
+        size = len(chunk)
+        while pos < size:
+            cr = chunk.find(b"\r", pos)
+            lf = chunk.find(b"\n", pos)
+            if cr < 0 and lf < 0:
+                break
+            if lf < 0 or (0 <= cr < lf):
+                end = cr
+                if cr + 1 < size:
+                    step = 2 if chunk[cr + 1] == 10 else 1
+                else:
+                    step = 1
+                    self._pending_cr = True
+            else:
+                end, step = lf, 1
+            self._line(chunk[pos:end], out)
+            self._offset += end - pos + step
+            pos = end + step
+        if pos < size:
+            self._stash(chunk[pos:])
+
+    def _line(self, line: bytes, out: list[SSEMessage]) -> None:
+        """Interpret one complete line (spec §1.3)."""
+        if self._event_offset is None:
+            self._event_offset = self._offset
+        if len(line) > self._limit:
+            raise DecodeError(
+                f"sse: line exceeds the limit of {self._limit} bytes",
+                format="sse",
+                offset=self._offset,
+                data=line,
+            )
+        if line.startswith(b"data:"):  # the hot path: one JSON payload per line
+            value = line[6:] if line[5:6] == b" " else line[5:]
+            self._data.append(self._text(value))
+            self._data_size += len(value)
+            if self._data_size > self._limit:
+                raise DecodeError(
+                    f"sse: event data exceeds the limit of {self._limit} bytes",
+                    format="sse",
+                    offset=self._event_offset,
+                    data=value,
+                )
+            return
+        if not line:
+            self._dispatch(out)
+            return
+        if line[0] == 58:  # ":" comment, skipped without ending the event
+            return
+        colon = line.find(b":")
+        if colon < 0:
+            name, value = line, b""
+        else:
+            name, value = line[:colon], line[colon + 1 :]
+            if value[:1] == b" ":
+                value = value[1:]
+        if name == b"data":
+            self._data.append(self._text(value))
+        elif name == b"event":
+            self._event = self._text(value)
+        elif name == b"id":
+            if b"\0" not in value:
+                self._last_id = self._text(value)
+        elif name == b"retry":
+            if value and value.isdigit():  # ASCII digits only (bytes.isdigit is ASCII-only)
+                self._retry = self.retry = int(value)
+        # any other field is ignored (spec §1.4)
+
+    def _text(self, value: bytes) -> str:
+        try:
+            return value.decode()
+        except UnicodeDecodeError as exc:
+            raise DecodeError(
+                f"sse: invalid UTF-8 at byte {exc.start} of a line",
+                format="sse",
+                offset=self._offset,
+                data=value,
+            ) from None
+
+    def _dispatch(self, out: list[SSEMessage]) -> None:
+        """Spec §1.5: a blank line dispatches the pending event if it has data."""
+        if self._data:
+            out.append(
+                SSEMessage(
+                    "\n".join(self._data) if len(self._data) > 1 else self._data[0],
+                    self._event or "message",
+                    self._last_id,
+                    self._retry,
+                    self._event_offset or 0,
+                    self._count,
+                )
+            )
+            self._count += 1
+            self._data = []
+            self._data_size = 0
+        self._event = ""
+        self._retry = None
+        self._event_offset = None
+
+
+def frame(event: bytes | None, payload: bytes) -> bytes:
+    """Frame one single-line payload (compact JSON, which never holds a raw CR or LF) as an SSE
+    event: `event: <name>` when given, `data: <payload>`, blank line (spec §4.1). Escapes raw
+    U+2028/U+2029, which JSON allows but some JavaScript clients mishandle (spec §4.3)."""
+    if b"\xe2\x80" in payload:
+        payload = payload.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    if event is None:
+        return b"data: " + payload + b"\n\n"
+    return b"event: " + event + b"\ndata: " + payload + b"\n\n"
+
+
+def format_sse(message: SSEMessage | str, *, event: str | None = None) -> bytes:
+    """Write any message as valid SSE: data holding CR or LF becomes several `data:` lines.
+
+    Accepts an `SSEMessage` (its `event` is written unless it is the default `"message"`) or a
+    plain data string with an optional event name. Never writes `id:` or `retry:` (spec §2).
+    """
+    if isinstance(message, SSEMessage):
+        data = message.data
+        event = None if message.event == "message" else message.event
+    else:
+        data = message
+    parts = []
+    if event is not None:
+        if "\n" in event or "\r" in event:
+            raise ValueError("sse: an event name cannot contain a line break")
+        parts.append(f"event: {event}\n")
+    for line in data.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        parts.append(f"data: {line}\n")
+    parts.append("\n")
+    return "".join(parts).encode()
