@@ -1,0 +1,95 @@
+"""Shared test fixtures: recorded streams, deterministic ids and clocks, snapshot extensions.
+
+Real recordings are read from ../shared/fixtures/<format>/ (never copied into the repo) and the
+tests that need them skip where that folder is absent; our own streams live in
+tests/fixtures/<format>/. Snapshots go to the top-level snapshots/ folder.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.json import JSONSnapshotExtension
+from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.location import PyTestLocation
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
+OWN_FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SNAPSHOTS = ROOT / "snapshots"
+FORMATS = ("chat", "responses", "messages", "images")
+
+
+def recordings(format: str) -> list[Path]:
+    """The real recordings of one format in ../shared/fixtures (empty where absent)."""
+    folder = SHARED_FIXTURES / format
+    return sorted(folder.glob("*.sse")) if folder.is_dir() else []
+
+
+def own_streams(format: str) -> list[Path]:
+    """The streams we wrote ourselves in tests/fixtures/<format>/."""
+    folder = OWN_FIXTURES / format
+    return sorted(folder.glob("*.sse")) if folder.is_dir() else []
+
+
+def stream_params(*formats: str, own: bool = True) -> list[Any]:
+    """pytest params `(format, path)` over recordings (and our own streams) of `formats`, with
+    readable ids `chat/openai-gpt4o-refusal`. A missing shared folder yields one skipped param
+    so that the absence is visible, not silent."""
+    params = []
+    for fmt in formats or FORMATS:
+        paths = recordings(fmt) + (own_streams(fmt) if own else [])
+        params += [pytest.param(fmt, p, id=f"{fmt}/{p.stem}") for p in paths]
+    if not SHARED_FIXTURES.is_dir():
+        params.append(pytest.param(None, None, id="shared-fixtures-absent",
+                                   marks=pytest.mark.skip(reason="../shared/fixtures is absent")))
+    return params
+
+
+def counting_id_factory() -> Callable[[str], str]:
+    """Deterministic ids: `prefix` + a zero-padded counter, e.g. `msg_000000000000000000000001`."""
+    counter = itertools.count(1)
+    return lambda prefix: f"{prefix}{next(counter):024d}"
+
+
+FIXED_TIME = 1_700_000_000.0
+
+
+@pytest.fixture
+def deterministic() -> dict[str, Any]:
+    """Encoder options that make output reproducible: counting ids and a fixed clock."""
+    return {"id_factory": counting_id_factory(), "clock": lambda: FIXED_TIME}
+
+
+class SSESnapshot(SingleFileSnapshotExtension):
+    """One `.sse` file per case, bytes in, bytes out, under snapshots/<test file>/."""
+
+    file_extension = "sse"
+    _write_mode = WriteMode.BINARY
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(SNAPSHOTS / test_location.basename)
+
+
+class JSONSnapshot(JSONSnapshotExtension):
+    """One `.json` file per case (IR event dumps, final objects), under snapshots/<test file>/."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        return str(SNAPSHOTS / test_location.basename)
+
+
+@pytest.fixture
+def sse_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(SSESnapshot)
+
+
+@pytest.fixture
+def json_snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    return snapshot.use_extension(JSONSnapshot)
