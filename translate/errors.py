@@ -1,7 +1,9 @@
-"""The three exceptions of the library, chosen by who is at fault (as h11's Local/RemoteProtocolError).
+"""The three exceptions of the library, chosen by who is at fault (as h11's
+Local/RemoteProtocolError).
 
 - `DecodeError`: the input is not valid `<format>` (framing, JSON, event order, a size limit).
-- `EncodeError`: this event sequence cannot be written as `<format>` (a bug in the caller or a decoder).
+- `EncodeError`: this event sequence cannot be written as `<format>` (a bug in the caller or a
+  decoder).
 - `TranslateError`: the base; also raised for misuse such as feeding a closed decoder.
 
 A provider-reported error (an `error` event on the wire) is not an exception: it is an

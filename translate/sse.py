@@ -151,13 +151,13 @@ class SSEParser:
         out: list[SSEMessage] = []
         if not flush:
             return out
-        if self._head:  # fewer than three bytes in the whole stream, all of a BOM's prefix
-            self._head, head = None, self._head
-            if not _BOM.startswith(head):
-                self._frags.append(head)
+        # A stream of fewer than three bytes, all of them a BOM's prefix, holds no line.
+        self._head = None
         if self._frags:
             line = b"".join(self._frags)
             self._frags = []
+            self._offset -= self._frags_size  # _line wants the offset where the line began
+            self._frags_size = 0
             self._line(line, out)
         self._dispatch(out)
         return out
@@ -248,9 +248,8 @@ class SSEParser:
         elif name == b"id":
             if b"\0" not in value:
                 self._last_id = self._text(value)
-        elif name == b"retry":
-            if value and value.isdigit():  # ASCII digits only (bytes.isdigit is ASCII-only)
-                self._retry = self.retry = int(value)
+        elif name == b"retry" and value.isdigit():  # ASCII digits only (bytes.isdigit is)
+            self._retry = self.retry = int(value)
         # any other field is ignored (spec §1.4)
 
     def _text(self, value: bytes) -> str:
