@@ -1,0 +1,149 @@
+"""Snapshot testing for your own conversions: a syrupy extension and a pytest fixture.
+
+Installing stream-translate registers this module as a pytest plugin (a `pytest11` entry point),
+so any project that has pytest and syrupy gets the `translate_snapshot` fixture:
+
+    def test_my_upstream_converts_to_messages(translate_snapshot):
+        body = open("tests/upstream.sse", "rb").read()
+        translate_snapshot(body, source="chat", target="messages")
+
+Each call writes (with `pytest --snapshot-update`) or compares two files under
+`__snapshots__/<test file>/`: `<test name>.sse`, the converted stream byte for byte, and
+`<test name>.json`, the IR events the source decoded into plus the loss report. Ids and times
+are made deterministic (counting ids, a fixed clock) unless you pass your own `id_factory` or
+`clock`. A second call in the same test gets the suffix `.1`, `.2`, ...; pass `name="..."` for a
+readable one.
+
+This module owns only the test-time glue. It imports syrupy lazily enough that a project with
+pytest but without syrupy still runs; the fixture then fails with an explanation.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
+
+import pytest
+
+from .convert import convert
+from .errors import DecodeError
+from .events import EVENT_LIST, Error, Event
+from .formats import decoder_class
+from .report import Loss
+
+__all__ = [
+    "FIXED_TIME",
+    "TranslateSnapshot",
+    "counting_id_factory",
+    "run_conversion",
+    "translate_snapshot",
+]
+
+if TYPE_CHECKING:
+    from syrupy.assertion import SnapshotAssertion
+
+FIXED_TIME = 1_700_000_000.0
+"""The clock value `translate_snapshot` uses unless a `clock` option is given (2023-11-14)."""
+
+
+def counting_id_factory() -> Callable[[str], str]:
+    """Deterministic ids: `prefix` + a zero-padded counter (`msg_000000000000000000000001`)."""
+    counter = itertools.count(1)
+    return lambda prefix: f"{prefix}{next(counter):024d}"
+
+
+def run_conversion(
+    data: bytes | Iterable[bytes],
+    *,
+    source: str,
+    target: str,
+    on_error: Literal["raise", "emit"] = "raise",
+    **options: Any,
+) -> tuple[bytes, list[Event], list[Loss]]:
+    """Convert `data` deterministically and return `(target bytes, IR events, losses)`.
+
+    The bytes come from `translate.convert` itself (what your code would send); the events are
+    what the source decoder produced from the same input, with the `Error(kind="bad_input")`
+    that emit mode substitutes for a `DecodeError`.
+    """
+    chunks = [data] if isinstance(data, bytes | bytearray) else [bytes(c) for c in data]
+    options.setdefault("id_factory", counting_id_factory())
+    options.setdefault("clock", lambda: FIXED_TIME)
+    losses: list[Loss] = []
+    out = b"".join(convert(chunks, source=source, target=target, on_error=on_error,
+                           report=losses, **options))  # raises here in "raise" mode
+    dec_cls = decoder_class(source)
+    decoder = dec_cls(**{k: v for k, v in options.items() if k in dec_cls.options})
+    events: list[Event] = []
+    try:
+        for chunk in chunks:
+            events += decoder.feed(chunk)
+        events += decoder.end()
+    except DecodeError as exc:  # only in "emit" mode: convert above raised in "raise" mode
+        events.append(Error(kind="bad_input", message=str(exc)))
+    return out, events, losses
+
+
+def _extensions() -> tuple[type[Any], type[Any]]:
+    """The two syrupy extensions, built on first use so that importing this module (as every
+    pytest run does once the package is installed) does not require syrupy."""
+    from syrupy.extensions.json import JSONSnapshotExtension
+    from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+
+    class SSESnapshotExtension(SingleFileSnapshotExtension):
+        """One `.sse` file per snapshot, stored as the exact bytes."""
+
+        file_extension = "sse"
+        _write_mode = WriteMode.BINARY
+
+    return SSESnapshotExtension, JSONSnapshotExtension
+
+
+class TranslateSnapshot:
+    """What the `translate_snapshot` fixture returns; call it once per conversion."""
+
+    def __init__(self, snapshot: SnapshotAssertion) -> None:
+        sse_ext, json_ext = _extensions()
+        # Kept for the whole test so that a second call gets the next index, not a collision.
+        self._sse = snapshot.use_extension(sse_ext)
+        self._json = snapshot.use_extension(json_ext)
+
+    def __call__(
+        self,
+        data: bytes | Iterable[bytes],
+        *,
+        source: str,
+        target: str,
+        on_error: Literal["raise", "emit"] = "raise",
+        name: str | None = None,
+        **options: Any,
+    ) -> bytes:
+        """Convert `data` from `source` to `target`, compare the output and the IR events with
+        the stored snapshots (or write them under `--snapshot-update`); return the output."""
+        out, events, losses = run_conversion(data, source=source, target=target,
+                                             on_error=on_error, **options)
+        record = {
+            "source": source,
+            "target": target,
+            "events": EVENT_LIST.dump_python(events, mode="json"),
+            "losses": [
+                {"stage": x.stage, "format": x.format, "what": x.what, "detail": x.detail,
+                 "count": x.count}
+                for x in losses
+            ],
+        }
+        sse, js = (self._sse(name=name), self._json(name=name)) if name else (self._sse, self._json)
+        assert out == sse
+        assert record == js
+        return out
+
+
+@pytest.fixture
+def translate_snapshot(request: pytest.FixtureRequest) -> TranslateSnapshot:
+    """Snapshot a conversion as `.sse` bytes and its IR events (with the loss report) as JSON."""
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        pytest.fail("translate_snapshot needs syrupy: pip install syrupy", pytrace=False)
+    return TranslateSnapshot(snapshot)
