@@ -1,0 +1,13 @@
+"""The images format: OpenAI image-generation and image-edit streams (spec/images.md).
+
+`ImagesDecoder` turns `image_generation.*` / `image_edit.*` SSE streams into IR image blocks;
+`ImagesEncoder` writes IR image blocks back as such a stream, for openai-python's
+`client.images.generate(..., stream=True)` and `client.images.edit(..., stream=True)`.
+"""
+
+from __future__ import annotations
+
+from .decode import ImagesDecoder
+from .encode import ImagesEncoder
+
+__all__ = ["ImagesDecoder", "ImagesEncoder"]

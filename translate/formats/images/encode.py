@@ -1,0 +1,241 @@
+"""The images encoder: IR events into an image-generation (or image-edit) SSE stream.
+
+Theory of operation
+-------------------
+Output is `*.partial_image`* and one `*.completed` per image, then `data: [DONE]`; a failure is
+an `event: error` with an OpenAI error object (the openai SDK raises `APIError` on any payload
+with a truthy top-level `error`), and nothing follows it. The event names follow each image
+event's `operation` (`image_generation.*` or `image_edit.*`), or the `operation` option when
+given (a responses or chat source always says "generation").
+
+- `ImagePartial` is written at once.
+- `ImageDone` is held back: the completed event carries the usage, which other formats report
+  later (responses only in its terminal event). It is written when a `Usage` arrives, when the
+  next image starts, at `Stop` when a usage is known (else at `end()`, as a `Usage` may still
+  follow `Stop`), and before an `Error` (that image was complete). Holding it costs nothing:
+  the base64 `str` is kept by reference, never copied.
+- Fields the source did not give are filled from the same image's earlier events, then
+  `MessageStart.created` / the clock for `created_at`, the base64 magic number for
+  `output_format`, and `"auto"` for size, quality and background.
+- Same-origin (`MessageStart.origin == "images"`) usage and error objects are written back
+  unchanged. Otherwise usage is rebuilt (`wire.usage_from_ir`) and what had to be made up is
+  in the loss report.
+- Text, refusals, reasoning, tool calls and opaque blocks have no place in an image stream: one
+  loss entry per block, and the stream still ends with `[DONE]`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import assert_never
+
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    Ping,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from .._base import Encoder
+from .wire import (
+    COMPLETED_EVENT_NAME,
+    COMPLETED_TYPE,
+    PARTIAL_EVENT_NAME,
+    PARTIAL_TYPE,
+    Operation,
+    error_to_wire,
+    sniff_format,
+    usage_from_ir,
+)
+
+__all__ = ["ImagesEncoder"]
+
+_DONE = b"data: [DONE]\n\n"
+
+_DROPPED_KIND = {
+    "text": ("text", "image streams carry no text"),
+    "refusal": ("refusal", "image streams carry no refusal text"),
+    "thinking": ("thinking", "image streams carry no reasoning"),
+    "redacted_thinking": ("redacted_thinking", "image streams carry no reasoning"),
+    "tool_call": ("tool_call", "image streams carry no tool calls"),
+    "opaque": ("opaque_block", "image streams carry no provider-specific blocks"),
+}
+
+
+@dataclass(slots=True)
+class _Image:
+    """What is known about one IR image block: settings echoed on every event."""
+
+    size: str | None = None
+    quality: str | None = None
+    background: str | None = None
+    output_format: str | None = None
+
+
+class ImagesEncoder(Encoder):
+    """Encodes IR events as an OpenAI image-generation (or image-edit) stream."""
+
+    format = "images"
+    options = Encoder.options | {"operation"}
+
+    def __init__(self, *, operation: Operation | None = None, **options: Any) -> None:
+        super().__init__(**options)
+        if operation not in (None, "generation", "edit"):
+            raise ValueError(f"operation must be 'generation' or 'edit', not {operation!r}")
+        self._operation = operation
+        """Forces `image_generation.*` or `image_edit.*` names; None follows the IR events."""
+        self._same_origin = False
+        self._created: int | None = None
+        self._images: dict[int, _Image] = {}
+        self._pending: list[ImageDone] = []  # completed images waiting for their usage
+        self._usage: Usage | None = None  # the last usage snapshot
+        self._stopped = False
+        self._failed = False
+
+    # -- events -----------------------------------------------------------------------------
+
+    def _encode(self, event: Event) -> bytes:
+        if self._failed:
+            return b""  # nothing follows an error on the wire
+        match event:
+            case ImagePartial():
+                out = self._flush() if self._pending else b""
+                return out + self._partial(event)
+            case ImageDone():
+                self._pending.append(event)
+                return b""
+            case Usage():
+                self._usage = event
+                return self._flush() if self._pending else b""
+            case MessageStart():
+                self._same_origin = event.origin == "images"
+                self._created = event.created
+                return b""
+            case BlockStart():
+                if event.kind == "image":
+                    self._images[event.index] = _Image()
+                else:
+                    what, detail = _DROPPED_KIND[event.kind]
+                    self.report.add("encode", self.format, what, detail)
+                return b""
+            case Stop():
+                self._stopped = True
+                if event.reason != "end_turn":
+                    self.report.add("encode", self.format, "stop_reason",
+                                    f"image streams have no stop reason ({event.reason})")
+                if self._pending and self._usage is not None:
+                    return self._flush()
+                return b""
+            case Error():
+                out = self._flush() if self._pending else b""
+                self._failed = True
+                return out + self._error(event)
+            case Citation():
+                self.report.add("encode", self.format, "citation",
+                                "image streams carry no citations")
+                return b""
+            case SignatureDelta():
+                self.report.add("encode", self.format, "signature",
+                                "image streams carry no reasoning signatures")
+                return b""
+            case BlockEnd() | TextDelta() | RefusalDelta() | ThinkingDelta() | ToolArgsDelta() \
+                    | Ping():
+                return b""  # dropped blocks were reported at their BlockStart
+            case _:
+                if TYPE_CHECKING:
+                    assert_never(event)
+                return b""
+
+    def _end(self) -> bytes:
+        if self._failed:
+            return b""
+        out = self._flush() if self._pending else b""
+        if not self._stopped:
+            return out + self._error(Error(
+                kind="truncated", message="images: the stream ended before it was complete"))
+        return out + _DONE
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def _image(self, index: int) -> _Image:
+        image = self._images.get(index)
+        if image is None:  # an image event without its BlockStart: be lenient
+            image = self._images[index] = _Image()
+        return image
+
+    def _created_at(self, created_at: int | None) -> int:
+        if created_at is not None:
+            return created_at
+        if self._created is None:
+            self._created = int(self.clock())
+        return self._created
+
+    def _partial(self, event: ImagePartial) -> bytes:
+        image = self._image(event.index)
+        # Remember the settings: a later event of the same image may not repeat them.
+        if event.size is not None:
+            image.size = event.size
+        if event.quality is not None:
+            image.quality = event.quality
+        if event.background is not None:
+            image.background = event.background
+        if event.output_format is not None:
+            image.output_format = event.output_format
+        op = self._operation or event.operation
+        return self._frame(PARTIAL_EVENT_NAME[op], {
+            "type": PARTIAL_TYPE[op],
+            "b64_json": event.b64,
+            "partial_image_index": event.partial_index,
+            "created_at": self._created_at(event.created_at),
+            "size": image.size or "auto",
+            "quality": image.quality or "auto",
+            "background": image.background or "auto",
+            "output_format": image.output_format or sniff_format(event.b64) or "png",
+        })
+
+    def _flush(self) -> bytes:
+        """Write the held-back completed events with the last usage snapshot."""
+        pending, self._pending = self._pending, []
+        out: list[bytes] = []
+        for done in pending:
+            if done.b64 is None:
+                self.report.add("encode", self.format, "image",
+                                "the source stream did not carry the final image data")
+                continue
+            usage, made_up = usage_from_ir(self._usage, self._same_origin)
+            if made_up is not None:
+                self.report.add("encode", self.format, "usage", made_up)
+            image = self._image(done.index)
+            op = self._operation or done.operation
+            out.append(self._frame(COMPLETED_EVENT_NAME[op], {
+                "type": COMPLETED_TYPE[op],
+                "b64_json": done.b64,
+                "created_at": self._created_at(done.created_at),
+                "size": done.size or image.size or "auto",
+                "quality": done.quality or image.quality or "auto",
+                "background": done.background or image.background or "auto",
+                "output_format": (done.output_format or image.output_format
+                                  or sniff_format(done.b64) or "png"),
+                "usage": usage,
+            }))
+        return out[0] if len(out) == 1 else b"".join(out)
+
+    def _error(self, event: Error) -> bytes:
+        if self._same_origin and event.raw is not None:
+            error = event.raw
+        else:
+            error = error_to_wire(event.kind, event.message, event.code)
+        return self._frame(b"error", {"type": "error", "error": error})

@@ -1,0 +1,239 @@
+"""The images wire format's mapping tables: event type names, usage and error shapes.
+
+Image-generation streams (spec/images.md) have two event pairs that differ only in their `type`:
+`image_generation.partial_image` / `image_generation.completed` (POST /v1/images/generations) and
+`image_edit.partial_image` / `image_edit.completed` (POST /v1/images/edits). The IR keys on
+"partial vs final" and keeps "generation vs edit" in `ImagePartial.operation` /
+`ImageDone.operation`, so the tables below go both ways.
+
+No pydantic models here (see the common brief): payloads are dicts, mapped by hand.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from ...events import ErrorKind, Usage
+
+__all__ = [
+    "COMPLETED_EVENT_NAME",
+    "COMPLETED_TYPE",
+    "DONE",
+    "ERROR_TO_KIND",
+    "KIND_TO_ERROR",
+    "PARTIAL_EVENT_NAME",
+    "PARTIAL_TYPE",
+    "TYPE_TO_COMPLETED",
+    "TYPE_TO_PARTIAL",
+    "ImagesCompletedEvent",
+    "ImagesErrorEvent",
+    "ImagesPartialEvent",
+    "ImagesUsage",
+    "Operation",
+    "error_kind",
+    "error_to_wire",
+    "sniff_format",
+    "usage_from_ir",
+    "usage_to_ir",
+]
+
+Operation = Literal["generation", "edit"]
+
+DONE = "[DONE]"
+"""The `data:` sentinel after the last completed event."""
+
+PARTIAL_TYPE: dict[Operation, str] = {
+    "generation": "image_generation.partial_image",
+    "edit": "image_edit.partial_image",
+}
+COMPLETED_TYPE: dict[Operation, str] = {
+    "generation": "image_generation.completed",
+    "edit": "image_edit.completed",
+}
+TYPE_TO_PARTIAL: dict[str, Operation] = {v: k for k, v in PARTIAL_TYPE.items()}
+TYPE_TO_COMPLETED: dict[str, Operation] = {v: k for k, v in COMPLETED_TYPE.items()}
+
+PARTIAL_EVENT_NAME: dict[Operation, bytes] = {k: v.encode() for k, v in PARTIAL_TYPE.items()}
+COMPLETED_EVENT_NAME: dict[Operation, bytes] = {k: v.encode() for k, v in COMPLETED_TYPE.items()}
+
+
+class ImagesPartialEvent(TypedDict):
+    """`image_generation.partial_image` / `image_edit.partial_image` (documentation only)."""
+
+    type: str
+    b64_json: str
+    partial_image_index: int
+    created_at: int
+    size: str
+    quality: str
+    background: str
+    output_format: str
+
+
+class ImagesUsage(TypedDict):
+    """`usage` of a completed event (documentation only)."""
+
+    input_tokens: int
+    input_tokens_details: dict[str, int]  # image_tokens, text_tokens
+    output_tokens: int
+    total_tokens: int
+
+
+class ImagesCompletedEvent(TypedDict):
+    """`image_generation.completed` / `image_edit.completed` (documentation only)."""
+
+    type: str
+    b64_json: str
+    created_at: int
+    size: str
+    quality: str
+    background: str
+    output_format: str
+    usage: ImagesUsage
+
+
+class ImagesErrorEvent(TypedDict):
+    """`event: error`, an OpenAI error object under `error` (the SDK raises `APIError` on it)."""
+
+    type: Literal["error"]
+    error: dict[str, Any]
+
+
+# -- usage ------------------------------------------------------------------------------------
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def usage_to_ir(usage: dict[str, Any]) -> Usage:
+    """Images usage -> IR. `input_tokens` already counts text and image input; the
+    image/text split (`input_tokens_details`) has no IR field and stays in `raw`."""
+    details = usage.get("input_tokens_details")
+    cached = _int(details.get("cached_tokens")) if type(details) is dict else None
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=cached,
+        total_tokens=_int(usage.get("total_tokens")),
+        raw=usage,
+    )
+
+
+def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any], str | None]:
+    """IR -> images usage, and what had to be made up (None when nothing was).
+
+    Same-origin usage is written back unchanged. Otherwise the image/text split of the input
+    is taken from `raw` when it carries one (any format may pass it through), else all input
+    is counted as text; a missing total is input + output (images usage has no reasoning
+    tokens whose semantics could differ)."""
+    if usage is None:
+        return (
+            {"input_tokens": 0, "input_tokens_details": {"image_tokens": 0, "text_tokens": 0},
+             "output_tokens": 0, "total_tokens": 0},
+            "the source reported no usage; zeros written",
+        )
+    raw = usage.raw
+    if same_origin and raw is not None:
+        return raw, None
+    made_up = None
+    inp = usage.input_tokens or 0
+    out = usage.output_tokens or 0
+    details = raw.get("input_tokens_details") if raw is not None else None
+    if (type(details) is dict and type(details.get("image_tokens")) is int
+            and type(details.get("text_tokens")) is int):
+        split = {"image_tokens": details["image_tokens"], "text_tokens": details["text_tokens"]}
+    else:
+        split = {"image_tokens": 0, "text_tokens": inp}
+        made_up = "the source has no image/text split of input tokens; all counted as text"
+    total = usage.total_tokens if usage.total_tokens is not None else inp + out
+    return (
+        {"input_tokens": inp, "input_tokens_details": split, "output_tokens": out,
+         "total_tokens": total},
+        made_up,
+    )
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+ERROR_TO_KIND: dict[str, ErrorKind] = {
+    "server_error": "api_error",
+    "api_error": "api_error",
+    "internal_error": "api_error",
+    "overloaded": "overloaded",
+    "overloaded_error": "overloaded",
+    "server_overloaded": "overloaded",
+    "rate_limit_exceeded": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "requests": "rate_limit",
+    "tokens": "rate_limit",
+    "invalid_request_error": "invalid_request",
+    "invalid_prompt": "invalid_request",
+    "image_generation_user_error": "invalid_request",
+    "moderation_blocked": "invalid_request",
+    "content_policy_violation": "invalid_request",
+    "authentication_error": "authentication",
+    "invalid_api_key": "authentication",
+    "permission_error": "permission",
+    "permission_denied": "permission",
+    "not_found_error": "not_found",
+    "model_not_found": "not_found",
+    "request_too_large": "request_too_large",
+    "timeout": "timeout",
+    "timeout_error": "timeout",
+    "insufficient_quota": "billing",
+    "billing_error": "billing",
+}
+"""OpenAI-style error `code` or `type` -> IR `ErrorKind` (the code is looked up first)."""
+
+KIND_TO_ERROR: dict[ErrorKind, tuple[str, str]] = {
+    "api_error": ("server_error", "server_error"),
+    "overloaded": ("server_error", "server_overloaded"),
+    "rate_limit": ("rate_limit_error", "rate_limit_exceeded"),
+    "invalid_request": ("invalid_request_error", "invalid_request_error"),
+    "authentication": ("authentication_error", "invalid_api_key"),
+    "permission": ("permission_error", "permission_denied"),
+    "not_found": ("not_found_error", "model_not_found"),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "timeout": ("server_error", "timeout"),
+    "billing": ("insufficient_quota", "insufficient_quota"),
+    "truncated": ("server_error", "stream_truncated"),
+    "bad_input": ("server_error", "invalid_upstream_stream"),
+}
+"""IR `ErrorKind` -> OpenAI-style (`type`, `code`) for the `error` event."""
+
+
+def error_kind(error: dict[str, Any]) -> ErrorKind:
+    """The IR kind of an OpenAI-style error object (unknown codes are `api_error`)."""
+    for key in ("code", "type"):
+        value = error.get(key)
+        if type(value) is str:
+            kind = ERROR_TO_KIND.get(value)
+            if kind is not None:
+                return kind
+    return "api_error"
+
+
+def error_to_wire(kind: ErrorKind, message: str, code: str | int | None) -> dict[str, Any]:
+    """The OpenAI error object for an IR error; the source's own code wins over the table's."""
+    etype, ecode = KIND_TO_ERROR[kind]
+    return {"type": etype, "code": code if code is not None else ecode, "message": message,
+            "param": None}
+
+
+# -- output_format when the source does not say ---------------------------------------------
+
+_MAGIC: tuple[tuple[str, str], ...] = (
+    ("iVBORw0KGgo", "png"),  # \x89PNG\r\n\x1a\n
+    ("/9j/", "jpeg"),  # \xff\xd8\xff
+    ("UklGR", "webp"),  # RIFF
+)
+
+
+def sniff_format(b64: str) -> str | None:
+    """The image format from the first base64 characters (its magic number), or None.
+    Looks at a prefix only: the data is never decoded or copied."""
+    for prefix, name in _MAGIC:
+        if b64.startswith(prefix):
+            return name
+    return None
