@@ -1,0 +1,534 @@
+"""The Chat Completions decoder: `chat.completion.chunk` SSE payloads in, IR events out.
+
+Theory of operation
+-------------------
+Chat has no block boundaries and no event types, so the decoder makes them up:
+
+- `MessageStart` comes from the first chunk that has choices or usage (Azure's empty first chunk
+  with `prompt_filter_results` is skipped), or is made up before an error or at `end()`.
+- One *content* block (text, refusal or thinking) is open at a time: a fragment of another kind,
+  or of another reasoning detail, closes it and opens the next. `delta.content` fragments are
+  text; Mistral's typed content arrays are split into thinking and text. A tool call that starts
+  closes the content block, so text after tool calls opens a new text block.
+- Tool calls are keyed by their tool `index` within the selected choice (Mistral omits it: a new
+  id means the next index, no id means the last one). Their blocks stay open until the finish;
+  ids and names repeated on later fragments are no-ops.
+- Reasoning comes in three dialects (spec §7): per delta, `reasoning_details` wins over
+  `reasoning`, which wins over `reasoning_content`, so gateways that send two of them are never
+  double counted. Thinking blocks record the dialect in `BlockStart.raw["chat_dialect"]` so
+  that the chat encoder can answer in the source's dialect.
+- `finish_reason` closes every open block and makes a `Stop`, which is *held back* until usage
+  arrives (the usage-only chunk, or usage on the same chunk), `[DONE]` or `end()`: `Usage` is
+  emitted before `Stop`. Usage that arrives after that is emitted after `Stop`.
+- A payload with a top-level `error` (or an SSE `event: error`) is an `Error`, even if it also
+  has choices; it replaces a held-back `Stop` (the error is the upstream's last word).
+- n > 1: only the choice selected by the `choice` option is decoded; every other choice index
+  is reported once in the loss report.
+
+What the IR cannot hold goes to the loss report: logprobs, audio, other choices, top-level
+`citations` arrays, non-data image URLs, unknown reasoning detail or content part types.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic_core import from_json
+
+from ...events import (
+    BlockEnd,
+    BlockKind,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    MessageStart,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from ...report import LossReport
+from ...sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage
+from .._base import Decoder
+from .wire import FINISH_TO_STOP, error_kind, usage_to_ir
+
+__all__ = ["ChatDecoder"]
+
+
+class _Tool:
+    """An open tool-call block."""
+
+    __slots__ = ("id", "index", "name")
+
+    def __init__(self, index: int, id: str | None, name: str | None) -> None:
+        self.index = index
+        self.id = id
+        self.name = name
+
+
+class ChatDecoder(Decoder):
+    """Decodes an OpenAI Chat Completions stream (and its provider dialects) into IR events.
+
+    Option `choice` selects which choice of an n > 1 stream is decoded (default 0).
+    """
+
+    format = "chat"
+    options = Decoder.options | {"choice"}
+
+    def __init__(
+        self,
+        *,
+        choice: int = 0,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        report: LossReport | None = None,
+    ) -> None:
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        self.choice = choice
+        self._started = False
+        self._next = 0  # next IR block index
+        # the open content block: (kind, key, IR index); key tells reasoning details apart
+        self._open: tuple[str, object, int] | None = None
+        self._tools: dict[object, _Tool] = {}  # tool index (or "function_call") -> block
+        self._open_tools: list[_Tool] = []  # tool blocks not yet ended, in order
+        self._last_tool: object = None
+        self._had_tools = False
+        self._finished = False  # the selected choice sent its finish_reason
+        self._stop: Stop | None = None  # held back until usage, [DONE] or end()
+        self._usage: Usage | None = None  # latest usage not yet emitted
+        self._emitted_usage: dict[str, Any] | None = None  # raw of the last Usage emitted
+        self._terminal = False  # Stop or Error emitted
+        self._emitted_stop = False  # Stop emitted (only Usage may follow)
+        self._open_id: object = None  # the reasoning detail id of the open thinking block
+        self._done = False  # [DONE] seen
+        self._other_choices: set[int] = set()
+        self._citations: Any = None  # last top-level citations array reported
+
+    # -- messages -----------------------------------------------------------------------
+
+    def _on_message(self, message: SSEMessage) -> list[Event]:
+        data = message.data
+        if self._done:
+            if data.strip():
+                self._fail("data after [DONE]")
+            return []
+        if data == "[DONE]":
+            self._done = True
+            return self._on_done()
+        if not data:
+            return []  # an empty data line (a keep-alive some servers send)
+        try:
+            obj = from_json(data)
+        except ValueError as exc:
+            return self._unknown(f"invalid JSON ({exc})")
+        if type(obj) is not dict:
+            return self._unknown(f"expected a JSON object, got {type(obj).__name__}")
+        if self._terminal and not self._emitted_stop:
+            return []  # after an Error nothing more is decoded
+        error = obj.get("error")
+        if error or message.event == "error":
+            return self._on_error(obj, error)
+        choices = obj.get("choices")
+        usage = obj.get("usage")
+        if type(choices) is not list:
+            if type(usage) is not dict:
+                return self._unknown("chunk without choices, error or usage")
+            choices = ()
+        elif not choices and type(usage) is not dict:
+            return []  # Azure's first chunk: prompt_filter_results only (spec §7.3)
+        out: list[Event] = []
+        if not self._started:
+            self._start(obj, out)
+        for choice in choices:
+            if type(choice) is not dict:
+                self._unknown("a choice that is not an object")
+                continue
+            index = choice.get("index", 0)
+            if index != self.choice:
+                if index not in self._other_choices:
+                    self._other_choices.add(index)
+                    self.report.add("decode", "chat", "choice",
+                                    f"choice {index} dropped (only choice {self.choice} is kept)")
+                continue
+            self._on_choice(choice, out)
+        citations = obj.get("citations")
+        if citations and citations != self._citations:
+            self._citations = citations
+            self.report.add("decode", "chat", "citation",
+                            "top-level citations array (no text position to attach it to)")
+        if type(usage) is dict:
+            self._on_usage(usage, out)
+        return out
+
+    def _start(self, obj: dict[str, Any], out: list[Event]) -> None:
+        self._started = True
+        id_, model, created = obj.get("id"), obj.get("model"), obj.get("created")
+        out.append(MessageStart(
+            origin="chat",
+            id=id_ if type(id_) is str and id_ else None,
+            model=model if type(model) is str and model else None,
+            created=created if type(created) is int and created > 0 else None,
+        ))
+
+    def _on_done(self) -> list[Event]:
+        out: list[Event] = []
+        if self._terminal:
+            return out
+        if not self._started:
+            self._start({}, out)
+        if self._stop is None:
+            # [DONE] is an explicit, clean end even without a finish_reason (Snowflake sends
+            # none at all): the answer is complete.
+            self._finish(None, out)
+        self._release(out)
+        return out
+
+    def _on_end(self) -> list[Event]:
+        out: list[Event] = []
+        if self._terminal:
+            return out
+        if not self._started:
+            self._start({}, out)
+        if self._stop is not None:
+            self._release(out)  # no [DONE], but the finish_reason came: complete
+            return out
+        if self._usage is not None:
+            out.append(self._usage)
+        self._terminal = True
+        out.append(self._truncated("before a finish_reason or [DONE]"))
+        return out
+
+    # -- one choice ---------------------------------------------------------------------
+
+    def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
+        if self._finished:
+            return  # repeated finish chunks (OpenRouter's usage chunk) are no-ops
+        delta = choice.get("delta")
+        if type(delta) is dict and delta:
+            self._on_delta(delta, out)
+        logprobs = choice.get("logprobs")
+        if type(logprobs) is dict and (logprobs.get("content") or logprobs.get("refusal")):
+            self.report.add("decode", "chat", "logprobs", "token logprobs are not carried")
+        finish = choice.get("finish_reason")
+        if type(finish) is str and finish:
+            if finish == "error":
+                self._on_error({}, {"message": "the upstream ended the choice with "
+                                               "finish_reason 'error'", "type": "server_error"},
+                               out)
+            else:
+                self._finish(finish, out)
+
+    def _on_delta(self, delta: dict[str, Any], out: list[Event]) -> None:
+        # reasoning first: it precedes content within a delta
+        details = delta.get("reasoning_details")
+        if type(details) is list:
+            if details:
+                plain = None
+                if delta.get("reasoning"):
+                    plain = "reasoning"
+                elif delta.get("reasoning_content"):
+                    plain = "reasoning_content"
+                self._on_details(details, plain, out)
+        else:
+            text = delta.get("reasoning")
+            if type(text) is str and text:
+                self._content("thinking", "reasoning", text, out,
+                              raw={"chat_dialect": "reasoning"})
+            else:
+                text = delta.get("reasoning_content")
+                if type(text) is str and text:
+                    self._content("thinking", "reasoning_content", text, out,
+                                  raw={"chat_dialect": "reasoning_content"})
+        content = delta.get("content")
+        if type(content) is str:
+            if content:
+                self._content("text", None, content, out)
+        elif type(content) is list:
+            self._on_parts(content, out)
+        refusal = delta.get("refusal")
+        if type(refusal) is str and refusal:
+            self._content("refusal", None, refusal, out)
+        annotations = delta.get("annotations")
+        if type(annotations) is list and annotations:
+            self._on_annotations(annotations, out)
+        tool_calls = delta.get("tool_calls")
+        if type(tool_calls) is list:
+            for call in tool_calls:
+                if type(call) is dict:
+                    self._on_tool_call(call, out)
+                else:
+                    self._unknown("a tool call that is not an object")
+        function_call = delta.get("function_call")
+        if type(function_call) is dict:
+            self._on_function_call(function_call, out)
+        images = delta.get("images")
+        if type(images) is list and images:
+            self._on_images(images, out)
+        if delta.get("audio"):
+            self.report.add("decode", "chat", "audio", "audio output is not carried")
+
+    # -- blocks -------------------------------------------------------------------------
+
+    def _content(self, kind: BlockKind, key: object, text: str, out: list[Event], *,
+                 summary: bool = False, raw: dict[str, Any] | None = None) -> None:
+        """Append `text` to the open content block of this kind and key, opening it first
+        (and closing another one) when needed."""
+        index = self._ensure(kind, key, out, summary=summary, raw=raw)
+        if kind == "text":
+            out.append(TextDelta(index=index, text=text))
+        elif kind == "thinking":
+            out.append(ThinkingDelta(index=index, text=text))
+        else:
+            out.append(RefusalDelta(index=index, text=text))
+
+    def _ensure(self, kind: BlockKind, key: object, out: list[Event], *, summary: bool = False,
+                raw: dict[str, Any] | None = None) -> int:
+        opened = self._open
+        if opened is not None:
+            if opened[0] == kind and opened[1] == key:
+                return opened[2]
+            out.append(BlockEnd(index=opened[2]))
+        index = self._next
+        self._next += 1
+        self._open = (kind, key, index)
+        self._open_id = raw.get("id") if raw is not None else None
+        out.append(BlockStart(index=index, kind=kind, summary=summary, raw=raw))
+        return index
+
+    def _close_content(self, out: list[Event]) -> None:
+        if self._open is not None:
+            out.append(BlockEnd(index=self._open[2]))
+            self._open = None
+
+    def _on_parts(self, parts: list[Any], out: list[Event]) -> None:
+        """Mistral's typed content: `[{"type":"thinking","thinking":[{"type":"text",...}]}]`
+        and `[{"type":"text","text":...}]`."""
+        for part in parts:
+            kind = part.get("type") if type(part) is dict else None
+            if kind == "text":
+                text = part.get("text")
+                if type(text) is str and text:
+                    self._content("text", None, text, out)
+            elif kind == "thinking":
+                inner = part.get("thinking")
+                pieces = inner if type(inner) is list else [inner]
+                for piece in pieces:
+                    text = piece.get("text") if type(piece) is dict else piece
+                    if type(text) is str and text:
+                        self._content("thinking", "content", text, out,
+                                      raw={"chat_dialect": "content"})
+            else:
+                self.report.add("decode", "chat", "content_part",
+                                f"content part of type {kind!r} is not carried")
+
+    def _on_details(self, details: list[Any], plain: str | None, out: list[Event]) -> None:
+        """OpenRouter `reasoning_details` fragments (spec §7.1)."""
+        for detail in details:
+            if type(detail) is not dict:
+                self._unknown("a reasoning detail that is not an object")
+                continue
+            kind = detail.get("type")
+            fmt = detail.get("format")
+            fmt = fmt if type(fmt) is str and fmt else None
+            number = detail.get("index", 0)
+            raw: dict[str, Any] = {"chat_dialect": "reasoning_details"}
+            if fmt is not None:
+                raw["format"] = fmt
+            detail_id = detail.get("id")
+            if type(detail_id) is str and detail_id:
+                raw["id"] = detail_id
+            if plain is not None:
+                raw["plain"] = plain
+            if kind == "reasoning.text":
+                text = detail.get("text")
+                if type(text) is str and text:
+                    self._content("thinking", ("text", number), text, out, raw=raw)
+                signature = detail.get("signature")
+                if type(signature) is str and signature:
+                    index = self._ensure("thinking", ("text", number), out, raw=raw)
+                    out.append(SignatureDelta(index=index, signature=signature,
+                                              provider=fmt or "unknown"))
+            elif kind == "reasoning.summary":
+                text = detail.get("summary")
+                if type(text) is str and text:
+                    self._content("thinking", ("summary", number), text, out, summary=True,
+                                  raw=raw)
+            elif kind == "reasoning.encrypted":
+                data = detail.get("data")
+                if type(data) is not str or not data:
+                    continue
+                if fmt is not None and fmt.startswith("anthropic-"):
+                    self._close_content(out)
+                    index = self._next
+                    self._next += 1
+                    out.append(BlockStart(index=index, kind="redacted_thinking", data=data,
+                                          provider=fmt, raw=raw))
+                    out.append(BlockEnd(index=index))
+                    continue
+                opened = self._open
+                if opened is not None and opened[0] == "thinking":
+                    index = opened[2]
+                    # the encrypted detail's own id is lost when it proves another detail
+                    if "id" in raw and raw["id"] != self._open_id:
+                        self.report.add("decode", "chat", "reasoning_id",
+                                        "id of an encrypted reasoning detail merged into "
+                                        "the thinking block it proves")
+                else:
+                    index = self._ensure("thinking", ("encrypted", number), out, raw=raw)
+                out.append(SignatureDelta(index=index, signature=data,
+                                          provider=fmt or "unknown"))
+            else:
+                self.report.add("decode", "chat", "reasoning_detail",
+                                f"reasoning detail of type {kind!r} is not carried")
+
+    def _on_annotations(self, annotations: list[Any], out: list[Event]) -> None:
+        index = self._ensure("text", None, out)
+        for annotation in annotations:
+            if type(annotation) is not dict:
+                self._unknown("an annotation that is not an object")
+                continue
+            if type(annotation.get("index")) is int:
+                # our encoder numbers annotations so that the SDK accumulator can merge them
+                annotation = {k: v for k, v in annotation.items() if k != "index"}
+            out.append(Citation(index=index, raw=annotation))
+
+    def _on_images(self, images: list[Any], out: list[Event]) -> None:
+        for image in images:
+            url = None
+            if type(image) is dict:
+                inner = image.get("image_url")
+                url = inner.get("url") if type(inner) is dict else None
+            if type(url) is not str or not url.startswith("data:"):
+                self.report.add("decode", "chat", "image", "image that is not a data URL")
+                continue
+            header, _, b64 = url.partition(",")
+            fmt = None
+            if header.startswith("data:image/"):
+                fmt = header[11:].split(";", 1)[0] or None
+            self._close_content(out)
+            index = self._next
+            self._next += 1
+            out.append(BlockStart(index=index, kind="image"))
+            out.append(ImageDone(index=index, b64=b64, output_format=fmt))
+            out.append(BlockEnd(index=index))
+
+    def _on_tool_call(self, call: dict[str, Any], out: list[Event]) -> None:
+        key: object = call.get("index")
+        call_id = call.get("id")
+        call_id = call_id if type(call_id) is str and call_id else None
+        function = call.get("function")
+        name = args = None
+        if type(function) is dict:
+            name, args = function.get("name"), function.get("arguments")
+        if type(key) is not int:
+            # Mistral sends whole calls without an index: a new id is the next call
+            if call_id is not None and all(t.id != call_id for t in self._tools.values()):
+                key = max((k for k in self._tools if type(k) is int), default=-1) + 1
+            else:
+                key = self._last_tool if self._last_tool is not None else 0
+        self._tool(key, call_id, name, args, out)
+
+    def _on_function_call(self, call: dict[str, Any], out: list[Event]) -> None:
+        """The deprecated single `function_call`: tool call index 0 with no id."""
+        self._tool("function_call", None, call.get("name"), call.get("arguments"), out)
+
+    def _tool(self, key: object, call_id: str | None, name: Any, args: Any,
+              out: list[Event]) -> None:
+        name = name if type(name) is str and name else None
+        tool = self._tools.get(key)
+        if tool is None or (call_id is not None and tool.id is not None and call_id != tool.id):
+            # a new call (or an index reused for another id: a new call as well)
+            self._close_content(out)
+            index = self._next
+            self._next += 1
+            tool = _Tool(index, call_id, name)
+            self._tools[key] = tool
+            self._open_tools.append(tool)
+            self._had_tools = True
+            out.append(BlockStart(index=index, kind="tool_call", id=call_id, name=name))
+        elif name is not None and name != tool.name:
+            self.report.add("decode", "chat", "tool_name",
+                            "a tool call name that changed after the call started")
+        self._last_tool = key
+        if type(args) is str and args:
+            out.append(ToolArgsDelta(index=tool.index, json=args))
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _close_all(self, out: list[Event]) -> None:
+        self._close_content(out)
+        for tool in self._open_tools:
+            out.append(BlockEnd(index=tool.index))
+        self._open_tools = []
+
+    def _finish(self, finish: str | None, out: list[Event]) -> None:
+        self._finished = True
+        self._close_all(out)
+        reason = FINISH_TO_STOP.get(finish, "end_turn") if finish is not None else "end_turn"
+        if reason == "end_turn" and self._had_tools:
+            reason = "tool_use"  # "stop" with tool calls present (spec §3)
+        self._stop = Stop(reason=reason, raw_reason=finish)
+
+    def _on_usage(self, usage: dict[str, Any], out: list[Event]) -> None:
+        if self._emitted_stop:
+            if usage != self._emitted_usage:
+                self._emitted_usage = usage
+                out.append(usage_to_ir(usage))
+            return
+        self._usage = usage_to_ir(usage)
+        if self._stop is not None:
+            self._release(out)
+
+    def _release(self, out: list[Event]) -> None:
+        """Emit the held-back usage and `Stop`."""
+        if self._usage is not None:
+            out.append(self._usage)
+            self._emitted_usage = self._usage.raw
+            self._usage = None
+        if self._stop is not None:
+            out.append(self._stop)
+            self._stop = None
+        self._terminal = True
+        self._emitted_stop = True
+
+    def _on_error(self, obj: dict[str, Any], error: Any, out: list[Event] | None = None
+                  ) -> list[Event]:
+        out = [] if out is None else out
+        if self._emitted_stop:
+            self.report.add("decode", "chat", "error",
+                            "an error after the finish was already complete")
+            return out
+        if type(error) is str:
+            error = {"message": error}
+        elif type(error) is not dict:
+            error = obj  # `event: error` whose payload is the error object itself
+        if not self._started:
+            self._start(obj, out)
+        usage = obj.get("usage")
+        if type(usage) is dict:
+            self._usage = usage_to_ir(usage)
+        if self._usage is not None:
+            out.append(self._usage)
+            self._usage = None
+        if self._stop is not None:
+            self.report.add("decode", "chat", "finish_reason",
+                            f"finish_reason {self._stop.raw_reason!r} superseded by an error")
+            self._stop = None
+        message = error.get("message")
+        code = error.get("code")
+        if type(code) is not str and type(code) is not int:
+            code = None
+        self._terminal = True
+        self._finished = True
+        out.append(Error(
+            kind=error_kind(error),
+            message=message if type(message) is str and message else "upstream error",
+            code=code,
+            raw=error,
+        ))
+        return out

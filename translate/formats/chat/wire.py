@@ -1,0 +1,236 @@
+"""Chat Completions wire mapping tables: finish reasons, usage, error kinds.
+
+This module owns the named constants that translate between chat wire values and the IR
+(spec/chat-completions.md §3, §4, §6; spec/mapping.md §3-§5). It holds no state and parses
+nothing: decode.py and encode.py map dicts by hand using these tables. The TypedDicts document
+the shapes we read and write; they are never validated at run time (no pydantic on the hot path).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypedDict
+
+from ...events import ErrorKind, StopReason, Usage
+
+__all__ = [
+    "CODE_TO_KIND",
+    "DIALECTS",
+    "FINISH_TO_STOP",
+    "KIND_TO_TYPE",
+    "STATUS_TO_KIND",
+    "STOP_TO_FINISH",
+    "TYPE_TO_KIND",
+    "ChunkChoice",
+    "Dialect",
+    "ToolCallDelta",
+    "error_kind",
+    "usage_from_ir",
+    "usage_to_ir",
+]
+
+Dialect = Literal["reasoning_content", "reasoning", "reasoning_details"]
+"""The three ways chat dialects stream reasoning text (spec §7.1, §7.2)."""
+
+DIALECTS: frozenset[str] = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
+
+
+class ToolCallDelta(TypedDict, total=False):
+    """One entry of `delta.tool_calls` (spec §2). Only `index` is required by OpenAI; Mistral
+    omits it, Qwen repeats `id: ""`, Writer sends nulls."""
+
+    index: int
+    id: str | None
+    type: str | None
+    function: dict[str, Any] | None
+
+
+class ChunkChoice(TypedDict, total=False):
+    """One entry of `choices` (spec §1.1)."""
+
+    index: int
+    delta: dict[str, Any]
+    finish_reason: str | None
+    logprobs: dict[str, Any] | None
+
+
+FINISH_TO_STOP: dict[str, StopReason] = {
+    "stop": "end_turn",
+    "length": "max_tokens",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "content_filter": "content_filter",
+    # seen from self-hosted servers and gateways passing the upstream's value through
+    "end_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "tool_use": "tool_use",
+    "eos": "end_turn",
+    "model_length": "max_tokens",
+}
+"""Chat `finish_reason` -> IR stop reason (spec/mapping.md §4). `error` is not here: it is an
+error, not a stop. Unknown values decode as `end_turn` with the value kept in `raw_reason`."""
+
+STOP_TO_FINISH: dict[str, str] = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "pause_turn": "stop",
+    "max_tokens": "length",
+    "context_window": "length",
+    "tool_use": "tool_calls",
+    "content_filter": "content_filter",
+}
+"""IR stop reason -> chat `finish_reason` (spec/mapping.md §4)."""
+
+TYPE_TO_KIND: dict[str, ErrorKind] = {
+    "server_error": "api_error",
+    "api_error": "api_error",
+    "internal_error": "api_error",
+    "overloaded": "overloaded",
+    "overloaded_error": "overloaded",
+    "service_unavailable": "overloaded",
+    "rate_limit_exceeded": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "tokens": "rate_limit",
+    "requests": "rate_limit",
+    "invalid_request_error": "invalid_request",
+    "invalid_prompt": "invalid_request",
+    "tool_use_failed": "invalid_request",
+    "context_length_exceeded": "invalid_request",
+    "authentication_error": "authentication",
+    "invalid_api_key": "authentication",
+    "permission_error": "permission",
+    "permission_denied": "permission",
+    "not_found_error": "not_found",
+    "model_not_found": "not_found",
+    "request_too_large": "request_too_large",
+    "timeout": "timeout",
+    "timeout_error": "timeout",
+    "insufficient_quota": "billing",
+    "billing_error": "billing",
+    "truncated": "truncated",
+    "bad_input": "bad_input",
+}
+"""OpenAI-style error `type` or string `code` -> IR error kind (spec/mapping.md §5)."""
+
+CODE_TO_KIND = TYPE_TO_KIND
+"""String error codes share the vocabulary of types (`"server_error"`, `"insufficient_quota"`)."""
+
+STATUS_TO_KIND: dict[int, ErrorKind] = {
+    400: "invalid_request",
+    401: "authentication",
+    402: "billing",
+    403: "permission",
+    404: "not_found",
+    408: "timeout",
+    413: "request_too_large",
+    429: "rate_limit",
+    500: "api_error",
+    502: "api_error",
+    503: "overloaded",
+    504: "timeout",
+    529: "overloaded",
+}
+"""HTTP status codes (OpenRouter's integer `error.code`, Groq's `status_code`) -> IR kind."""
+
+KIND_TO_TYPE: dict[str, tuple[str, str | None]] = {
+    "api_error": ("server_error", "server_error"),
+    "overloaded": ("server_error", "overloaded"),
+    "rate_limit": ("rate_limit_exceeded", "rate_limit_exceeded"),
+    "invalid_request": ("invalid_request_error", None),
+    "authentication": ("authentication_error", "invalid_api_key"),
+    "permission": ("permission_error", None),
+    "not_found": ("not_found_error", None),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "timeout": ("timeout", "timeout"),
+    "billing": ("insufficient_quota", "insufficient_quota"),
+    "truncated": ("truncated", "truncated"),
+    "bad_input": ("bad_upstream_response", "bad_input"),
+}
+"""IR error kind -> chat error (`type`, default `code`)."""
+
+
+def error_kind(error: dict[str, Any]) -> ErrorKind:
+    """The IR kind of an OpenAI/OpenRouter/Groq error object: by `code` (string or HTTP status),
+    then `type`, then `status_code`; `api_error` when nothing matches."""
+    code = error.get("code")
+    if type(code) is str and code.isdigit():
+        code = int(code)
+    if type(code) is int and code in STATUS_TO_KIND:
+        return STATUS_TO_KIND[code]
+    if type(code) is str and code in CODE_TO_KIND:
+        return CODE_TO_KIND[code]
+    typ = error.get("type")
+    if type(typ) is str and typ in TYPE_TO_KIND:
+        return TYPE_TO_KIND[typ]
+    status = error.get("status_code")
+    if type(status) is int and status in STATUS_TO_KIND:
+        return STATUS_TO_KIND[status]
+    return "api_error"
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def usage_to_ir(usage: dict[str, Any]) -> Usage:
+    """A chat usage object as an IR `Usage` snapshot (spec §4, spec/mapping.md §3).
+
+    Cache reads: `prompt_tokens_details.cached_tokens`, else DeepSeek's `prompt_cache_hit_tokens`,
+    else the Anthropic-style `cache_read_input_tokens` some gateways pass through. Cache writes:
+    `prompt_tokens_details.cache_write_tokens` (OpenRouter), else `cache_creation_input_tokens`.
+    xAI counts reasoning outside `completion_tokens`; it shows as total == prompt + completion +
+    reasoning != prompt + completion, and then reasoning is folded into the output.
+    """
+    prompt = _int(usage.get("prompt_tokens"))
+    completion = _int(usage.get("completion_tokens"))
+    total = _int(usage.get("total_tokens"))
+    pdetails = usage.get("prompt_tokens_details")
+    cdetails = usage.get("completion_tokens_details")
+    cached = cache_write = reasoning = None
+    if type(pdetails) is dict:
+        cached = _int(pdetails.get("cached_tokens"))
+        cache_write = _int(pdetails.get("cache_write_tokens"))
+    if cached is None:
+        cached = _int(usage.get("prompt_cache_hit_tokens"))
+        if cached is None:
+            cached = _int(usage.get("cache_read_input_tokens"))
+    if cache_write is None:
+        cache_write = _int(usage.get("cache_creation_input_tokens"))
+    if type(cdetails) is dict:
+        reasoning = _int(cdetails.get("reasoning_tokens"))
+    if (
+        reasoning
+        and prompt is not None
+        and completion is not None
+        and total is not None
+        and total == prompt + completion + reasoning
+    ):
+        completion += reasoning  # xAI: completion_tokens excludes reasoning
+    return Usage(
+        input_tokens=prompt,
+        output_tokens=completion,
+        cache_read_tokens=cached,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=reasoning,
+        total_tokens=total,
+        raw=usage,
+    )
+
+
+def usage_from_ir(usage: Usage) -> dict[str, Any]:
+    """An IR `Usage` as an OpenAI chat usage object, keys in OpenAI's order. `total_tokens` is
+    the source's total when it reported one, else prompt + completion; `cache_write_tokens`
+    only when non-zero (it is not in OpenAI's GA schema)."""
+    prompt = usage.input_tokens or 0
+    completion = usage.output_tokens or 0
+    pdetails: dict[str, int] = {"cached_tokens": usage.cache_read_tokens or 0}
+    if usage.cache_write_tokens:
+        pdetails["cache_write_tokens"] = usage.cache_write_tokens
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": usage.total_tokens
+        if usage.total_tokens is not None
+        else prompt + completion,
+        "prompt_tokens_details": pdetails,
+        "completion_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
+    }
