@@ -1,0 +1,376 @@
+"""The Anthropic Messages decoder: `event: message_start ... message_stop` SSE in, IR events out.
+
+Theory of operation (spec/messages.md):
+
+- `message_start` -> `MessageStart(origin="messages")`, then a `Usage` from its usage object.
+- `content_block_start` opens a block. `text`, `thinking`, `redacted_thinking` and `tool_use`
+  map to IR blocks one to one (`BlockStart`, deltas, `BlockEnd` at `content_block_stop`).
+  Every other block type (`server_tool_use`, `web_search_tool_result`, `mcp_tool_use`,
+  `compaction`, ..., and types not invented yet) is *opaque*: its deltas are buffered and at
+  its stop one `BlockStart(kind="opaque", raw=<the complete block, input parsed>)` + `BlockEnd`
+  is emitted, so a messages target can re-emit it whole. IR indexes are given when a
+  `BlockStart` is emitted, so they stay 0, 1, 2, ... in order even though opaque blocks are late.
+- Deltas: `text_delta` -> `TextDelta`, `thinking_delta` -> `ThinkingDelta`, `signature_delta`
+  -> `SignatureDelta(provider="anthropic-claude-v1")`, `input_json_delta` -> `ToolArgsDelta`
+  (raw text, never parsed), `citations_delta` -> `Citation(raw=citation)`.
+- `message_delta` merges its cumulative usage over `message_start`'s (later figures win) and
+  emits the merged `Usage`; its stop reason is held back. `message_stop` closes blocks left open
+  (a `max_tokens` stop can cut a tool call before its `content_block_stop`) and emits `Stop`.
+- `ping` -> `Ping`; `error` -> `Error` (kind from `wire.ERROR_TO_IR`, `raw` = the payload).
+- Dispatch is on the JSON `type`, never on the `event:` line (which may be missing).
+- Unknown events and deltas are skipped (strict mode raises). Events out of order (a delta before
+  its block start, a second `message_start`, content after `message_stop`) are bad input.
+- `end()` without `message_stop` or `error` -> `Error(kind="truncated")`; deltas already seen,
+  such as the partial arguments of a tool call, have been emitted as they came.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from pydantic_core import from_json, to_json
+
+from ...events import (
+    BlockEnd,
+    BlockKind,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    MessageStart,
+    Ping,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+)
+from ...sse import SSEMessage
+from .._base import Decoder
+from .wire import ERROR_TO_IR, SIGNATURE_FORMAT, STOP_TO_IR, usage_to_ir
+
+__all__ = ["MessagesDecoder"]
+
+
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: nothing seen yet
+    OPEN = enum.auto()  #: message_start seen
+    DONE = enum.auto()  #: message_stop or error seen; only pings may follow
+
+
+# Block types the IR models itself; everything else is opaque.
+_KINDS: dict[str, BlockKind] = {
+    "text": "text",
+    "thinking": "thinking",
+    "redacted_thinking": "redacted_thinking",
+    "tool_use": "tool_call",
+}
+
+
+class _Block:
+    """One wire block between its start and its stop."""
+
+    __slots__ = ("args_seen", "block", "ir", "json", "kind")
+
+    def __init__(self, kind: BlockKind, ir: int, block: dict[str, Any]) -> None:
+        self.kind = kind
+        self.ir = ir  # the IR index (-1 for an opaque block until it is emitted)
+        self.block = block  # the content_block skeleton (opaque: grows into the final block)
+        self.json: list[str] = []  # opaque: input_json_delta fragments, joined once at the stop
+        self.args_seen = False  # tool_call: an input_json_delta arrived
+
+
+class MessagesDecoder(Decoder):
+    """Decodes an Anthropic Messages stream into IR events."""
+
+    format = "messages"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._state = _State.IDLE
+        self._blocks: dict[int, _Block] = {}  # wire index -> open block
+        self._seen: set[int] = set()  # wire indexes ever started
+        self._next_ir = 0
+        self._usage: dict[str, Any] = {}  # merged provider usage
+        self._stop: Stop | None = None  # from message_delta, emitted at message_stop
+        self._handlers: dict[str, Callable[[dict[str, Any]], list[Event]]] = {
+            "message_start": self._on_message_start,
+            "content_block_start": self._on_content_block_start,
+            "content_block_delta": self._on_content_block_delta,
+            "content_block_stop": self._on_content_block_stop,
+            "message_delta": self._on_message_delta,
+            "message_stop": self._on_message_stop,
+            "ping": self._on_ping,
+            "error": self._on_error,
+        }
+
+    # -- Decoder hooks --------------------------------------------------------------------------
+
+    def _on_message(self, message: SSEMessage) -> list[Event]:
+        payload = self._json(message)
+        kind = payload.get("type")
+        handler = self._handlers.get(kind) if type(kind) is str else None
+        if handler is None:
+            return self._unknown(f"unknown event type {kind!r}")
+        return handler(payload)
+
+    def _on_end(self) -> list[Event]:
+        if self._state is _State.DONE:
+            return []
+        out: list[Event] = []
+        if self._state is _State.IDLE:
+            out.append(MessageStart(origin=self.format))
+            what = "before message_start"
+        else:
+            what = "before message_stop"
+        for block in self._blocks.values():
+            if block.ir < 0:
+                self.report.add("decode", self.format, "opaque_block",
+                                f"{block.block.get('type')} block cut off before its stop")
+        out.append(self._truncated(what))
+        return out
+
+    # -- handlers, one per wire event -----------------------------------------------------------
+
+    def _on_message_start(self, payload: dict[str, Any]) -> list[Event]:
+        if self._state is not _State.IDLE:
+            self._fail("second message_start")
+        self._state = _State.OPEN
+        message = payload.get("message")
+        if type(message) is not dict:
+            self._fail("message_start without a message object")
+        msg_id, model = message.get("id"), message.get("model")
+        out: list[Event] = [MessageStart(
+            origin=self.format,
+            id=msg_id if type(msg_id) is str else None,
+            model=model if type(model) is str else None,
+        )]
+        usage = message.get("usage")
+        if type(usage) is dict:
+            self._usage = dict(usage)
+            out.append(usage_to_ir(dict(usage)))
+        return out
+
+    def _on_content_block_start(self, payload: dict[str, Any]) -> list[Event]:
+        index = self._index(payload, "content_block_start")
+        if index in self._seen:
+            self._fail(f"second content_block_start for index {index}")
+        block = payload.get("content_block")
+        if type(block) is not dict:
+            self._fail(f"content_block_start for index {index} without a content_block")
+        self._seen.add(index)
+        kind = _KINDS.get(block.get("type"))  # type: ignore[arg-type]
+        if kind is None:  # opaque: emitted whole at its stop
+            self._blocks[index] = _Block("opaque", -1, dict(block))
+            return []
+        ir = self._next_ir
+        self._next_ir += 1
+        state = _Block(kind, ir, block)
+        self._blocks[index] = state
+        if kind == "text":
+            out: list[Event] = [BlockStart(index=ir, kind="text")]
+            for citation in block.get("citations") or ():
+                out.append(Citation(index=ir, raw=citation))
+            if block.get("text"):
+                out.append(TextDelta(index=ir, text=block["text"]))
+            return out
+        if kind == "thinking":
+            out = [BlockStart(index=ir, kind="thinking")]
+            if block.get("thinking"):
+                out.append(ThinkingDelta(index=ir, text=block["thinking"]))
+            if block.get("signature"):
+                out.append(SignatureDelta(index=ir, signature=block["signature"],
+                                          provider=SIGNATURE_FORMAT))
+            return out
+        if kind == "redacted_thinking":
+            data = block.get("data")
+            return [BlockStart(index=ir, kind="redacted_thinking",
+                               data=data if type(data) is str else "", provider=SIGNATURE_FORMAT)]
+        tool_id, name = block.get("id"), block.get("name")
+        return [BlockStart(index=ir, kind="tool_call", id=tool_id if type(tool_id) is str else None,
+                           name=name if type(name) is str else None)]
+
+    def _on_content_block_delta(self, payload: dict[str, Any]) -> list[Event]:
+        index = self._index(payload, "content_block_delta")
+        block = self._blocks.get(index)
+        if block is None:
+            self._out_of_order("content_block_delta", index)
+        delta = payload.get("delta")
+        if type(delta) is not dict:
+            self._fail(f"content_block_delta for index {index} without a delta object")
+        dtype = delta.get("type")
+        if block.kind == "opaque":
+            return self._opaque_delta(block, delta)
+        ir = block.ir
+        # The common deltas first: one string compare each, no table of closures per event.
+        if dtype == "text_delta" and block.kind == "text":
+            text = delta.get("text")
+            return [TextDelta(index=ir, text=text)] if type(text) is str and text else []
+        if dtype == "input_json_delta" and block.kind == "tool_call":
+            fragment = delta.get("partial_json")
+            block.args_seen = True
+            if type(fragment) is str and fragment:
+                return [ToolArgsDelta(index=ir, json=fragment)]
+            return []  # the first fragment is often "": nothing to carry
+        if dtype == "thinking_delta" and block.kind == "thinking":
+            text = delta.get("thinking")
+            return [ThinkingDelta(index=ir, text=text)] if type(text) is str and text else []
+        if dtype == "signature_delta" and block.kind == "thinking":
+            signature = delta.get("signature")
+            if type(signature) is not str:
+                self._fail("signature_delta without a signature string")
+            return [SignatureDelta(index=ir, signature=signature, provider=SIGNATURE_FORMAT)]
+        if dtype == "citations_delta" and block.kind == "text":
+            citation = delta.get("citation")
+            if type(citation) is not dict:
+                self._fail("citations_delta without a citation object")
+            return [Citation(index=ir, raw=citation)]
+        return self._unknown(f"{dtype!r} delta in a {block.block.get('type')} block")
+
+    def _on_content_block_stop(self, payload: dict[str, Any]) -> list[Event]:
+        index = self._index(payload, "content_block_stop")
+        block = self._blocks.pop(index, None)
+        if block is None:
+            self._out_of_order("content_block_stop", index)
+        return self._close(block)
+
+    def _on_message_delta(self, payload: dict[str, Any]) -> list[Event]:
+        self._in_message("message_delta")
+        delta = payload.get("delta")
+        if type(delta) is dict:
+            raw_reason = delta.get("stop_reason")
+            if raw_reason is not None:
+                reason = STOP_TO_IR.get(raw_reason)
+                if reason is None:
+                    self._unknown(f"unknown stop_reason {raw_reason!r}")
+                    reason = "end_turn"
+                sequence = delta.get("stop_sequence")
+                self._stop = Stop(reason=reason, raw_reason=raw_reason,
+                                  stop_sequence=sequence if type(sequence) is str else None)
+            for what in ("stop_details", "container"):
+                if delta.get(what) is not None:
+                    self.report.add("decode", self.format, what,
+                                    f"message_delta.delta.{what} has no place in the IR")
+        management = payload.get("context_management")
+        if type(management) is dict and any(management.values()):
+            self.report.add("decode", self.format, "context_management",
+                            "message_delta.context_management has no place in the IR")
+        usage = payload.get("usage")
+        if type(usage) is not dict:
+            return []
+        merged = self._usage = dict(self._usage)  # a fresh dict: emitted Usage.raw stays frozen
+        for key, value in usage.items():
+            if value is not None:  # the SDK keeps the message_start value for absent fields
+                merged[key] = value
+        return [usage_to_ir(merged)]
+
+    def _on_message_stop(self, payload: dict[str, Any]) -> list[Event]:
+        self._in_message("message_stop")
+        self._state = _State.DONE
+        out: list[Event] = []
+        for index in sorted(self._blocks):  # blocks a max_tokens stop left open
+            out += self._close(self._blocks.pop(index))
+        out.append(self._stop if self._stop is not None else Stop(reason="end_turn"))
+        return out
+
+    def _on_ping(self, payload: dict[str, Any]) -> list[Event]:
+        # A ping outside the message carries nothing and has no place in the IR stream.
+        return [Ping()] if self._state is _State.OPEN else []
+
+    def _on_error(self, payload: dict[str, Any]) -> list[Event]:
+        if self._state is _State.DONE:
+            self._fail("error after the end of the message")
+        out: list[Event] = []
+        if self._state is _State.IDLE:
+            out.append(MessageStart(origin=self.format))
+        self._state = _State.DONE
+        error = payload.get("error")
+        if type(error) is not dict:
+            error = {}
+        etype = error.get("type")
+        message = error.get("message")
+        out.append(Error(
+            kind=ERROR_TO_IR.get(etype, "api_error") if type(etype) is str else "api_error",
+            message=message if type(message) is str else f"{self.format}: error event",
+            code=etype if type(etype) is str else None,
+            raw=payload,
+        ))
+        return out
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _index(self, payload: dict[str, Any], what: str) -> int:
+        if self._state is not _State.OPEN:
+            self._in_message(what)
+        index = payload.get("index")
+        if type(index) is not int:
+            self._fail(f"{what} without an integer index")
+        return index
+
+    def _in_message(self, what: str) -> None:
+        if self._state is _State.IDLE:
+            self._fail(f"{what} before message_start")
+        if self._state is _State.DONE:
+            self._fail(f"{what} after the end of the message")
+
+    def _out_of_order(self, what: str, index: int) -> NoReturn:
+        if index in self._seen:
+            self._fail(f"{what} for index {index} after its content_block_stop")
+        self._fail(f"{what} for index {index} before its content_block_start")
+
+    def _opaque_delta(self, block: _Block, delta: dict[str, Any]) -> list[Event]:
+        """Grow an opaque block the way the SDK accumulators do; nothing is emitted yet."""
+        dtype = delta.get("type")
+        if dtype == "input_json_delta":
+            fragment = delta.get("partial_json")
+            if type(fragment) is str:
+                block.json.append(fragment)
+            return []
+        if dtype == "text_delta" and type(block.block.get("text")) is str:
+            block.block["text"] += delta.get("text") or ""
+            return []
+        if dtype == "citations_delta":
+            block.block.setdefault("citations", []).append(delta.get("citation"))
+            return []
+        if dtype != "compaction_delta":
+            self._unknown(f"{dtype!r} delta in a {block.block.get('type')} block")
+        # compaction_delta (and anything newer) replaces the fields it carries.
+        for key, value in delta.items():
+            if key != "type":
+                block.block[key] = value
+        return []
+
+    def _close(self, block: _Block) -> list[Event]:
+        if block.kind != "opaque":
+            if block.kind == "tool_call" and not block.args_seen:
+                # Some compatible servers put the whole input into the start and send no delta.
+                start_input = block.block.get("input")
+                if type(start_input) is dict and start_input:
+                    return [ToolArgsDelta(index=block.ir, json=to_json(start_input).decode()),
+                            BlockEnd(index=block.ir)]
+            return [BlockEnd(index=block.ir)]
+        raw = block.block
+        if block.json:
+            text = "".join(block.json)
+            if text:
+                try:
+                    raw["input"] = from_json(text)
+                except ValueError:
+                    # Cut off (max_tokens): keep what parses, and say so.
+                    raw["input"] = _parse_partial(text)
+                    self.report.add("decode", self.format, "opaque_block",
+                                    f"{raw.get('type')} input was not complete JSON")
+        ir = block.ir = self._next_ir
+        self._next_ir += 1
+        return [BlockStart(index=ir, kind="opaque", raw=raw), BlockEnd(index=ir)]
+
+
+def _parse_partial(text: str) -> Any:
+    """What parses of cut-off JSON (the SDK's partial mode), or `{}`."""
+    try:
+        return from_json(text, allow_partial=True)
+    except ValueError:
+        return {}
+

@@ -1,0 +1,440 @@
+"""The Anthropic Messages encoder: IR events in, `event: message_start ... message_stop` SSE out.
+
+Theory of operation (spec/messages.md §11, mapping.md §7):
+
+- Every event is framed with its `event:` line (the Anthropic SDK skips events without one).
+- `message_start` is written lazily, just before the first block, `Stop` or `Error`, so that a
+  `Usage` arriving right after `MessageStart` (a messages source) can still go into it. The id
+  is `id_factory("msg_")`.
+- Input tokens up front (mapping.md §7.1). `message_start.usage` needs `input_tokens` before
+  any content, but chat and responses report usage only at the end. Policy, first that applies:
+  1. the `input_tokens` option (a proxy usually knows the prompt size), written as is;
+  2. the figures of an IR `Usage` that arrived before the first content (a messages source:
+     its raw usage dict is re-used unchanged);
+  3. `0` (with `output_tokens: 0`).
+  In every case `message_delta.usage` carries the real cumulative figures from the last `Usage`
+  (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`, `output_tokens`),
+  which the SDK writes over its `message_start` snapshot. The stream is never held back.
+- Blocks are strictly sequential on the wire: one open at a time, indexes 0, 1, 2, .... An IR
+  block that starts while another is open (chat interleaves parallel tool calls) waits: its
+  deltas are held back, in order, and flushed when its turn comes; from then on its deltas go out
+  as they arrive. Held-back text is bounded by `max_buffer` (bytes of UTF-8, default 64 MiB);
+  past it `EncodeError`.
+- Kinds: `text` and `refusal` -> `text` blocks (a refusal has no channel of its own: reported as
+  `refusal_channel`); `thinking` -> `thinking` with one `signature_delta` right before its stop,
+  only for an Anthropic signature (never invented; others reported as `signature`);
+  `redacted_thinking` -> `redacted_thinking` for Anthropic data, else dropped and reported;
+  `tool_call` -> `tool_use` with `input: {}` and `input_json_delta`s of the raw argument text;
+  `opaque` -> re-emitted whole (start + stop) for a messages source, else reported; `image` ->
+  reported, nothing written. Citations pass as `citations_delta` only from a messages source.
+- `Stop` -> `message_delta` (mapped `stop_reason`, `stop_sequence`, cumulative usage) and
+  `message_stop`, written at once (decoders send their last `Usage` before `Stop`). `end_turn`
+  after client tool calls becomes `tool_use` (mapping.md §4: chat `stop` + tool calls).
+- `Error` -> the open block and any waiting ones are closed (no `}` is ever made up for cut-off
+  arguments), then `event: error`, and nothing after it: the SDK raises. `end()` on a stream
+  that reached neither `Stop` nor `Error` writes the same shape for a truncation.
+- `Ping` -> `event: ping`.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any
+
+from ...errors import EncodeError
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    MessageStart,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from .._base import Encoder
+from .wire import ANTHROPIC_FAMILY, IR_TO_ERROR, IR_TO_STOP, START_ONLY_USAGE, usage_from_ir
+
+__all__ = ["DEFAULT_MAX_BUFFER", "MessagesEncoder"]
+
+DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
+"""Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
+
+_PING = b'event: ping\ndata: {"type":"ping"}\n\n'
+_MESSAGE_STOP = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+
+_Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta | Citation
+
+
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: no MessageStart yet
+    PENDING = enum.auto()  #: MessageStart seen, message_start not written yet
+    OPEN = enum.auto()  #: message_start written
+    DONE = enum.auto()  #: message_stop or error written; only Usage and Ping may follow
+
+
+class _Block:
+    """One IR block: on the wire, waiting its turn, or dropped."""
+
+    __slots__ = ("ended", "held", "index", "signature", "skip", "start", "wire")
+
+    def __init__(self, start: BlockStart, skip: bool) -> None:
+        self.start = start
+        self.index = start.index
+        self.skip = skip  # the target cannot carry it: nothing goes on the wire
+        self.wire = -1  # the wire index once written
+        self.held: list[_Delta] = []  # deltas that arrived while waiting
+        self.ended = False  # BlockEnd arrived while waiting
+        self.signature: str | None = None  # the last Anthropic signature, written at the stop
+
+
+class MessagesEncoder(Encoder):
+    """Encodes IR events as an Anthropic Messages stream."""
+
+    format = "messages"
+    options = Encoder.options | {"input_tokens", "max_buffer"}
+
+    def __init__(self, *, input_tokens: int | None = None, max_buffer: int = DEFAULT_MAX_BUFFER,
+                 **options: Any) -> None:
+        super().__init__(**options)
+        self.input_tokens = input_tokens
+        """The prompt size for `message_start.usage.input_tokens`, when the caller knows it."""
+        self.max_buffer = max_buffer
+        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
+        self._state = _State.IDLE
+        self._start: MessageStart | None = None
+        self._same = False  # the source is messages: raw objects may be re-emitted unchanged
+        self._usage: Usage | None = None
+        self._blocks: dict[int, _Block] = {}  # IR index -> block
+        self._open: _Block | None = None  # the block open on the wire
+        self._waiting: list[_Block] = []  # started while another was open, in IR order
+        self._held = 0  # UTF-8 bytes held back
+        self._next_wire = 0
+        self._tool_used = False
+        self._writers: dict[str, Callable[[Any], bytes]] = {
+            "message_start": self._write_message_start,
+            "block_start": self._write_block_start,
+            "block_end": self._write_block_end,
+            "text_delta": self._write_delta,
+            "refusal_delta": self._write_delta,
+            "thinking_delta": self._write_delta,
+            "signature_delta": self._write_delta,
+            "tool_args_delta": self._write_delta,
+            "citation": self._write_delta,
+            "image_partial": self._write_image,
+            "image_done": self._write_image,
+            "usage": self._write_usage,
+            "stop": self._write_stop,
+            "error": self._write_error,
+            "ping": self._write_ping,
+        }
+
+    # -- Encoder hooks --------------------------------------------------------------------------
+
+    def _encode(self, event: Event) -> bytes:
+        return self._writers[event.type](event)
+
+    def _end(self) -> bytes:
+        if self._state is _State.DONE:
+            return b""
+        return self._fail_stream(Error(
+            kind="truncated", message="messages: the stream ended before its stop"))
+
+    # -- writers, one per IR event --------------------------------------------------------------
+
+    def _write_message_start(self, event: MessageStart) -> bytes:
+        if self._state is not _State.IDLE:
+            self._cannot(event, self._state.name)
+        self._start = event
+        self._same = event.origin == self.format
+        self._state = _State.PENDING
+        return b""
+
+    def _write_block_start(self, event: BlockStart) -> bytes:
+        self._check_live(event)
+        if event.index in self._blocks:
+            raise EncodeError(f"messages: second BlockStart for block {event.index}",
+                              format=self.format)
+        block = _Block(event, skip=not self._carries(event))
+        self._blocks[event.index] = block
+        if block.skip:
+            return b""
+        if self._open is not None:
+            self._waiting.append(block)
+            return b""
+        return self._open_block(block)
+
+    def _write_block_end(self, event: BlockEnd) -> bytes:
+        self._check_live(event)
+        block = self._block(event)
+        if block is self._open:
+            return self._close_open()
+        block.ended = True  # a waiting block closes when its turn comes
+        return b""
+
+    def _write_delta(self, event: _Delta) -> bytes:
+        block = self._open
+        if block is not None and block.index == event.index:
+            return self._delta_bytes(block, event)  # the hot path: the open block
+        self._check_live(event)
+        block = self._block(event)
+        if block.skip:
+            return b""
+        if block.ended:
+            raise EncodeError(
+                f"messages: {type(event).__name__} for block {event.index} after its BlockEnd",
+                format=self.format)
+        block.held.append(event)
+        self._held += _size(event)
+        if self._held > self.max_buffer:
+            raise EncodeError(
+                f"messages: held-back content exceeds max_buffer ({self.max_buffer} bytes) "
+                "while waiting for the open block to end", format=self.format)
+        return b""
+
+    def _write_image(self, event: Event) -> bytes:
+        self._check_live(event)
+        return b""  # the image block was reported at its start
+
+    def _write_usage(self, event: Usage) -> bytes:
+        if self._state is _State.DONE:
+            if self._usage is None or _figures(event) != _figures(self._usage):
+                self.report.add("encode", self.format, "usage",
+                                "usage that arrived after the stop has no place after message_stop")
+            return b""
+        self._usage = event
+        return b""
+
+    def _write_stop(self, event: Stop) -> bytes:
+        self._check_live(event)
+        out = self._ensure_started() + self._flush_blocks()
+        raw = event.raw_reason
+        if self._same and raw is not None:
+            reason = raw  # same format: the provider's own value, even one we do not know
+        else:
+            reason = IR_TO_STOP[event.reason]
+            if reason == "end_turn" and self._tool_used:
+                reason = "tool_use"  # chat "stop" after tool calls (mapping.md §4)
+        sequence = event.stop_sequence if reason == "stop_sequence" else None
+        if event.reason == "stop_sequence" and reason != "stop_sequence":
+            self.report.add("encode", self.format, "stop_sequence", "stop sequence not kept")
+        self._state = _State.DONE
+        return out + self._frame(b"message_delta", {
+            "type": "message_delta",
+            "delta": {"stop_reason": reason, "stop_sequence": sequence},
+            "usage": self._final_usage(),
+        }) + _MESSAGE_STOP
+
+    def _write_error(self, event: Error) -> bytes:
+        self._check_live(event)
+        return self._fail_stream(event)
+
+    def _write_ping(self, event: Event) -> bytes:
+        return b"" if self._state is _State.DONE else _PING
+
+    # -- blocks ---------------------------------------------------------------------------------
+
+    def _carries(self, start: BlockStart) -> bool:
+        """Whether a block can go on the wire; reports the loss when it cannot."""
+        kind = start.kind
+        if kind == "redacted_thinking":
+            if (start.provider or "").startswith(ANTHROPIC_FAMILY):
+                return True
+            self.report.add("encode", self.format, "redacted_thinking",
+                            f"encrypted reasoning for {start.provider} is not Anthropic's")
+            return False
+        if kind == "opaque":
+            if self._same and start.raw is not None:
+                return True
+            kind_name = (start.raw or {}).get("type", "?")
+            self.report.add("encode", self.format, "opaque_block",
+                            f"a {kind_name} block from another format has no messages form")
+            return False
+        if kind == "image":
+            self.report.add("encode", self.format, "image", "messages cannot carry images")
+            return False
+        if kind == "refusal":
+            self.report.add("encode", self.format, "refusal_channel",
+                            "a refusal is written as ordinary text")
+        return True
+
+    def _open_block(self, block: _Block) -> bytes:
+        """Write the block's start and everything it held back; close it if it already ended."""
+        out = self._ensure_started()
+        start = block.start
+        kind = start.kind
+        if kind in ("text", "refusal"):
+            content: dict[str, Any] = {"type": "text", "text": ""}
+        elif kind == "thinking":
+            content = {"type": "thinking", "thinking": "", "signature": ""}
+        elif kind == "tool_call":
+            self._tool_used = True
+            content = {"type": "tool_use", "id": start.id or self.id_factory("toolu_"),
+                       "name": start.name or "", "input": {}}
+        elif kind == "redacted_thinking":
+            content = {"type": "redacted_thinking", "data": start.data or ""}
+        else:  # opaque, same format: the complete block, already accumulated
+            content = start.raw or {}
+        block.wire = self._next_wire
+        self._next_wire += 1
+        self._open = block
+        out += self._frame(b"content_block_start", {
+            "type": "content_block_start", "index": block.wire, "content_block": content})
+        if block.held:
+            parts = [out]
+            for delta in block.held:
+                self._held -= _size(delta)
+                parts.append(self._delta_bytes(block, delta))
+            block.held = []
+            out = b"".join(parts)
+        if block.ended:
+            out += self._close_open()
+        return out
+
+    def _close_open(self) -> bytes:
+        """Stop the open block, then open the next waiting one (and so on, while they ended)."""
+        block = self._open
+        assert block is not None
+        out = b""
+        if block.signature is not None:
+            out = self._frame(b"content_block_delta", {
+                "type": "content_block_delta", "index": block.wire,
+                "delta": {"type": "signature_delta", "signature": block.signature}})
+        out += self._frame(b"content_block_stop", {"type": "content_block_stop",
+                                                   "index": block.wire})
+        self._open = None
+        del self._blocks[block.index]
+        if self._waiting:
+            out += self._open_block(self._waiting.pop(0))
+        return out
+
+    def _flush_blocks(self) -> bytes:
+        """Close the open block and write every waiting one whole (for Stop, Error, end)."""
+        out = b""
+        while self._open is not None:
+            self._open.ended = True
+            out += self._close_open()
+        return out
+
+    def _delta_bytes(self, block: _Block, event: _Delta) -> bytes:
+        kind = block.start.kind
+        if isinstance(event, TextDelta | RefusalDelta) and kind in ("text", "refusal"):
+            if not event.text:
+                return b""
+            delta: dict[str, Any] = {"type": "text_delta", "text": event.text}
+        elif isinstance(event, ToolArgsDelta) and kind == "tool_call":
+            if not event.json:
+                return b""
+            delta = {"type": "input_json_delta", "partial_json": event.json}
+        elif isinstance(event, ThinkingDelta) and kind == "thinking":
+            if not event.text:
+                return b""
+            delta = {"type": "thinking_delta", "thinking": event.text}
+        elif isinstance(event, SignatureDelta) and kind == "thinking":
+            if event.provider.startswith(ANTHROPIC_FAMILY):
+                block.signature = event.signature  # replaces; written once, before the stop
+            else:
+                self.report.add("encode", self.format, "signature",
+                                f"a {event.provider} signature cannot be verified by Anthropic")
+            return b""
+        elif isinstance(event, Citation) and kind in ("text", "refusal"):
+            if not self._same:
+                self.report.add("encode", self.format, "citation",
+                                "citations from another format have no messages form")
+                return b""
+            delta = {"type": "citations_delta", "citation": event.raw}
+        else:
+            raise EncodeError(f"messages: {type(event).__name__} in a {kind} block",
+                              format=self.format)
+        return self._frame(b"content_block_delta", {
+            "type": "content_block_delta", "index": block.wire, "delta": delta})
+
+    # -- message envelope -----------------------------------------------------------------------
+
+    def _ensure_started(self) -> bytes:
+        if self._state is _State.OPEN:
+            return b""
+        if self._state is _State.IDLE:  # only reachable from end() or an Error before anything
+            self._start = MessageStart(origin="")
+        start = self._start
+        assert start is not None
+        self._state = _State.OPEN
+        return self._frame(b"message_start", {"type": "message_start", "message": {
+            "id": self.id_factory("msg_"),
+            "type": "message",
+            "role": "assistant",
+            "model": start.model or "",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": self._start_usage(),
+        }})
+
+    def _start_usage(self) -> dict[str, Any]:
+        if self.input_tokens is not None:
+            return {"input_tokens": self.input_tokens, "output_tokens": 0}
+        usage = self._usage
+        if usage is None:
+            return {"input_tokens": 0, "output_tokens": 0}
+        if self._same and usage.raw is not None:
+            return usage.raw
+        out = usage_from_ir(usage)
+        out.setdefault("input_tokens", 0)
+        return out
+
+    def _final_usage(self) -> dict[str, Any]:
+        usage = self._usage
+        if usage is None:
+            if self.input_tokens is None:
+                self.report.add("encode", self.format, "usage",
+                                "the source reported no usage; zeros written")
+            return {"output_tokens": 0}
+        if self._same and usage.raw is not None:
+            return {k: v for k, v in usage.raw.items() if k not in START_ONLY_USAGE}
+        return usage_from_ir(usage)
+
+    def _fail_stream(self, error: Error) -> bytes:
+        out = self._ensure_started() + self._flush_blocks()
+        self._state = _State.DONE
+        raw = error.raw
+        if self._same and raw is not None and raw.get("type") == "error":
+            payload = raw
+        else:
+            payload = {"type": "error", "error": {"type": IR_TO_ERROR[error.kind],
+                                                  "message": error.message}}
+        return out + self._frame(b"error", payload)
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _check_live(self, event: Event) -> None:
+        if self._state is _State.IDLE or self._state is _State.DONE:
+            self._cannot(event, self._state.name)
+
+    def _block(self, event: BlockEnd | _Delta | BlockStart) -> _Block:
+        block = self._blocks.get(event.index)
+        if block is None:
+            raise EncodeError(
+                f"messages: {type(event).__name__} for block {event.index}, which is not open",
+                format=self.format)
+        return block
+
+
+def _size(event: _Delta) -> int:
+    if isinstance(event, ToolArgsDelta):
+        return len(event.json.encode())
+    if isinstance(event, SignatureDelta):
+        return len(event.signature)
+    if isinstance(event, Citation):
+        return 0
+    return len(event.text.encode())
+
+
+def _figures(usage: Usage) -> tuple[int | None, ...]:
+    return (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+            usage.cache_write_tokens, usage.reasoning_tokens)
