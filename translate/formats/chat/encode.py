@@ -1,13 +1,450 @@
-"""The Chat Completions encoder (placeholder until the real one lands)."""
+"""The Chat Completions encoder: IR events in, `chat.completion.chunk` SSE bytes out.
+
+Theory of operation
+-------------------
+The output is what openai-python's stream accumulator (`openai/lib/streaming/_deltas.py`)
+rebuilds correctly. That accumulator concatenates every string it sees twice (except `index` and
+`type`), so this encoder writes each string field exactly once (spec §2.6):
+
+- Every chunk shares one prefix `{"id":…,"object":"chat.completion.chunk","created":…,"model":…`,
+  serialised once when the stream opens; each event then costs one `to_json` of its delta.
+  The id is `gen-<created>-<24 chars>` from `id_factory`, `created` the source's or `clock()`.
+- The role chunk `{"role":"assistant","content":""}` (`content: null` when the answer opens with
+  a tool call or a refusal) is written lazily, before the first block or the finish.
+- Text -> `delta.content`, refusal -> `delta.refusal`. A tool call block gets the next tool
+  index 0..k-1 and writes `id`, `type`, `name` and `arguments: ""` once; argument fragments
+  follow by index (chat allows interleaving, so nothing is held back).
+- Reasoning goes to one dialect (option `reasoning`; "auto" answers a chat source in its own
+  dialect, anything else with `reasoning_content`). `reasoning_content`/`reasoning` are one flat
+  string: thinking blocks are joined with "\\n\\n", and signatures and redacted blocks are losses.
+  `reasoning_details` gives each block its own detail index (0, 1, ... as the SDK's list merge
+  needs), writes `format` and `id` once per detail, anthropic signatures as a `signature`
+  fragment of the same detail, other families' proofs and redacted blocks as
+  `reasoning.encrypted` details.
+- Citations (chat origin only) -> `delta.annotations`, images -> OpenRouter `delta.images`; each
+  entry carries a running `index` so that the SDK merges the list instead of failing on it.
+- `Stop` writes the finish chunk (`delta: {}`); usage is written after it, in `end()`, as the
+  usage chunk (`choices: []`, or one empty choice when `include_usage=False`), then `[DONE]`.
+- `Error` writes a top-level `error` with `finish_reason: "error"` (the OpenAI SDK raises
+  `APIError` on it); a stream that ends without `Stop`/`Error` is finished the same way, as
+  truncated, in `end()`. Never a clean finish for an unfinished stream.
+"""
 
 from __future__ import annotations
 
-from .._base import Encoder
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["ChatEncoder"]
+from pydantic_core import to_json
+
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    Ping,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from ...report import LossReport
+from ...sse import frame
+from .._base import Encoder, default_id_factory
+from .wire import DIALECTS, KIND_TO_TYPE, STOP_TO_FINISH, usage_from_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_never
+
+__all__ = ["ChatEncoder", "ReasoningOption"]
+
+ReasoningOption = Literal["auto", "reasoning_content", "reasoning", "reasoning_details"]
+
+_IDLE, _OPEN, _STOPPED, _FAILED = 0, 1, 2, 3
+_STATE_NAMES = ("IDLE", "OPEN", "STOPPED", "FAILED")
+_DONE = b"data: [DONE]\n\n"
+_OPEN_CHOICE = b',"choices":[{"index":0,"delta":'
+_NULL_FINISH = b',"finish_reason":null}]}'
+
+
+class _Block:
+    """What the encoder remembers about one IR block."""
+
+    __slots__ = ("detail", "format", "format_sent", "id", "id_sent", "kind", "plain_written",
+                 "summary", "tool")
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.tool = -1  # chat tool index of a tool_call block
+        self.detail = -1  # reasoning_details index of a thinking block (allocated lazily)
+        self.format: str | None = None
+        self.format_sent = False
+        self.id: str | None = None  # reasoning detail id (chat origin)
+        self.id_sent = False
+        self.summary = False
+        self.plain_written = False  # this thinking block wrote flat reasoning text
 
 
 class ChatEncoder(Encoder):
-    """Not implemented yet."""
+    """Encodes IR events as an OpenAI Chat Completions stream.
+
+    Options: `include_usage` (usage chunk with `choices: []`, else one empty choice),
+    `reasoning` (the reasoning dialect), `keepalive` (write `Ping` as an SSE comment).
+    """
 
     format = "chat"
+    options = Encoder.options | {"include_usage", "reasoning", "keepalive"}
+
+    def __init__(
+        self,
+        *,
+        include_usage: bool = True,
+        reasoning: ReasoningOption = "auto",
+        keepalive: bool = False,
+        id_factory: Callable[[str], str] = default_id_factory,
+        clock: Callable[[], float] = time.time,
+        report: LossReport | None = None,
+    ) -> None:
+        super().__init__(id_factory=id_factory, clock=clock, report=report)
+        if reasoning != "auto" and reasoning not in DIALECTS:
+            raise ValueError(f"chat: unknown reasoning dialect {reasoning!r}")
+        self.include_usage = include_usage
+        self.reasoning = reasoning
+        self.keepalive = keepalive
+        self._state = _IDLE
+        self._base = b""  # `{"id":…,"model":…` without its closing brace
+        self._origin: str | None = None
+        self._role = False  # the role chunk is written
+        self._blocks: dict[int, _Block] = {}
+        self._tools = 0
+        self._details = 0
+        self._annotations = 0
+        self._images = 0
+        self._dialect: str | None = None
+        self._plain: str | None = None  # flat field written next to reasoning_details
+        self._thought = False  # some flat reasoning text was written (join blocks with \n\n)
+        self._usage: Usage | None = None
+
+    # -- dispatch -----------------------------------------------------------------------
+
+    def _encode(self, event: Event) -> bytes:
+        state = self._state
+        if state >= _STOPPED:
+            if type(event) is Usage and state == _STOPPED:
+                self._usage = event
+                return b""
+            if type(event) is Ping:
+                return self._ping()
+            self._cannot(event, _STATE_NAMES[state])
+        if not self._base:
+            if type(event) is MessageStart:
+                return self._start(event)
+            self._start(None)
+        match event:
+            case TextDelta(index=index, text=text):
+                return self._chunk({"content": text}) if text else b""
+            case ToolArgsDelta(index=index, json=json):
+                if not json:
+                    return b""
+                block = self._blocks.get(index)
+                if block is None or block.kind != "tool_call":
+                    self._cannot(event, "OPEN (no such tool call block)")
+                return self._chunk({"tool_calls": [
+                    {"index": block.tool, "function": {"arguments": json}}]})
+            case ThinkingDelta():
+                return self._thinking(event)
+            case BlockStart():
+                return self._block_start(event)
+            case BlockEnd():
+                return b""
+            case RefusalDelta(text=text):
+                return self._chunk({"refusal": text}) if text else b""
+            case SignatureDelta():
+                return self._signature(event)
+            case Citation():
+                return self._citation(event)
+            case ImagePartial():
+                self.report.add("encode", "chat", "image",
+                                "partial images (chat carries only the final image)")
+                return b""
+            case ImageDone():
+                return self._image(event)
+            case Usage():
+                self._usage = event
+                return b""
+            case Stop():
+                return self._stop(event)
+            case Error():
+                return self._error(event)
+            case Ping():
+                return self._ping()
+            case MessageStart():
+                self._cannot(event, "OPEN (a second message_start)")
+            case _:
+                if TYPE_CHECKING:
+                    assert_never(event)
+                return b""
+
+    def _end(self) -> bytes:
+        state = self._state
+        if state == _STOPPED:
+            return self._usage_chunk() + _DONE
+        if state == _FAILED:
+            return _DONE
+        # the IR never reached Stop or Error: the upstream was cut off
+        if not self._base:
+            self._start(None)
+        self._state = _FAILED
+        return self._error_chunk(self._error_object(
+            "truncated", "chat: the upstream stream was cut off before its end", None)) + _DONE
+
+    # -- preamble -----------------------------------------------------------------------
+
+    def _start(self, event: MessageStart | None) -> bytes:
+        created = event.created if event is not None and event.created else int(self.clock())
+        model = event.model if event is not None and event.model else "unknown"
+        self._origin = event.origin if event is not None else None
+        head = to_json({
+            "id": self.id_factory(f"gen-{created}-"),
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+        })
+        self._base = head[:-1]
+        self._state = _OPEN
+        return b""
+
+    def _role_chunk(self, content: str | None) -> bytes:
+        self._role = True
+        return self._chunk({"role": "assistant", "content": content})
+
+    def _chunk(self, delta: dict[str, Any]) -> bytes:
+        """One chunk of choice 0 carrying `delta`; the role chunk first if still due."""
+        out = b"" if self._role else self._role_chunk("")
+        return out + frame(None, self._base + _OPEN_CHOICE + to_json(delta) + _NULL_FINISH)
+
+    # -- blocks -------------------------------------------------------------------------
+
+    def _block_start(self, event: BlockStart) -> bytes:
+        kind = event.kind
+        block = _Block(kind)
+        self._blocks[event.index] = block
+        if kind == "text":
+            return b"" if self._role else self._role_chunk("")
+        if kind == "tool_call":
+            block.tool = self._tools
+            self._tools += 1
+            out = b"" if self._role else self._role_chunk(None)
+            call_id = event.id if event.id else self.id_factory("call_")
+            return out + self._chunk({"tool_calls": [{
+                "index": block.tool,
+                "id": call_id,
+                "type": "function",
+                "function": {"name": event.name or "", "arguments": ""},
+            }]})
+        if kind == "thinking":
+            block.summary = event.summary
+            raw = event.raw if self._origin == "chat" else None
+            if raw is not None:
+                fmt, detail_id = raw.get("format"), raw.get("id")
+                block.format = fmt if type(fmt) is str else None
+                block.id = detail_id if type(detail_id) is str else None
+            if self._dialect is None:
+                self._choose_dialect(raw)
+            return b"" if self._role else self._role_chunk("")
+        if kind == "refusal":
+            return b"" if self._role else self._chunk_role_refusal()
+        if kind == "redacted_thinking":
+            if self._reasoning_dialect(event.raw) != "reasoning_details":
+                self.report.add("encode", "chat", "redacted_thinking",
+                                f"redacted thinking needs reasoning_details, not {self._dialect}")
+                return b""
+            detail: dict[str, Any] = {"type": "reasoning.encrypted", "data": event.data or "",
+                                      "format": event.provider or "unknown",
+                                      "index": self._new_detail()}
+            raw = event.raw if self._origin == "chat" else None
+            if raw is not None and type(raw.get("id")) is str:
+                detail["id"] = raw["id"]
+            return self._chunk({"reasoning_details": [detail]})
+        if kind == "image":
+            return b""
+        # opaque: server-tool blocks and built-in items have no chat form
+        what = (event.raw or {}).get("type", "unknown")
+        self.report.add("encode", "chat", "opaque_block",
+                        f"{what} block has no Chat Completions form")
+        return b""
+
+    def _chunk_role_refusal(self) -> bytes:
+        self._role = True
+        return self._chunk({"role": "assistant", "content": None, "refusal": ""})
+
+    def _choose_dialect(self, raw: dict[str, Any] | None) -> None:
+        dialect = self.reasoning
+        if dialect == "auto":
+            dialect = "reasoning_content"
+            if raw is not None:
+                source = raw.get("chat_dialect")
+                if source in DIALECTS:
+                    dialect = source
+                if dialect == "reasoning_details" and raw.get("plain") in DIALECTS:
+                    self._plain = raw["plain"]  # OpenRouter sends the flat text alongside
+        self._dialect = dialect
+
+    def _reasoning_dialect(self, raw: dict[str, Any] | None) -> str:
+        if self._dialect is None:
+            self._choose_dialect(raw if self._origin == "chat" else None)
+        assert self._dialect is not None
+        return self._dialect
+
+    def _new_detail(self) -> int:
+        number = self._details
+        self._details += 1
+        return number
+
+    def _thinking(self, event: ThinkingDelta) -> bytes:
+        text = event.text
+        block = self._blocks.get(event.index)
+        if block is None or block.kind != "thinking":
+            self._cannot(event, "OPEN (no such thinking block)")
+        if not text:
+            return b""
+        dialect = self._reasoning_dialect(None)
+        if dialect != "reasoning_details":
+            return self._chunk({dialect: self._flat(block, text)})
+        if block.detail < 0:
+            block.detail = self._new_detail()
+        if block.summary:
+            detail: dict[str, Any] = {"type": "reasoning.summary", "summary": text}
+        else:
+            detail = {"type": "reasoning.text", "text": text}
+        self._detail_extras(block, detail)
+        if self._plain is not None:
+            return self._chunk({self._plain: self._flat(block, text),
+                                "reasoning_details": [detail]})
+        return self._chunk({"reasoning_details": [detail]})
+
+    def _flat(self, block: _Block, text: str) -> str:
+        """Flat reasoning text: a new thinking block is separated from earlier ones by a
+        blank line (the IR's rule for merging thinking blocks into one string)."""
+        if not block.plain_written:
+            block.plain_written = True
+            if self._thought:
+                text = "\n\n" + text
+            self._thought = True
+        return text
+
+    def _detail_extras(self, block: _Block, detail: dict[str, Any]) -> None:
+        """`format`, `index` and `id` of a detail fragment; strings only once per detail."""
+        if not block.format_sent and block.format is not None:
+            block.format_sent = True
+            detail["format"] = block.format
+        detail["index"] = block.detail
+        if not block.id_sent and block.id is not None:
+            block.id_sent = True
+            detail["id"] = block.id
+
+    def _signature(self, event: SignatureDelta) -> bytes:
+        block = self._blocks.get(event.index)
+        if block is None or block.kind != "thinking":
+            self._cannot(event, "OPEN (no such thinking block)")
+        if self._reasoning_dialect(None) != "reasoning_details":
+            self.report.add("encode", "chat", "signature",
+                            f"{event.provider} signature needs reasoning_details, "
+                            f"not {self._dialect}")
+            return b""
+        if event.provider.startswith("anthropic-"):
+            if block.detail < 0:
+                block.detail = self._new_detail()
+            if block.format is None:
+                block.format = event.provider
+            detail: dict[str, Any] = {"type": "reasoning.text", "signature": event.signature}
+            self._detail_extras(block, detail)
+            return self._chunk({"reasoning_details": [detail]})
+        # OpenAI-family encrypted_content and other opaque proofs: a detail of their own
+        detail = {"type": "reasoning.encrypted", "data": event.signature,
+                  "format": event.provider, "index": self._new_detail()}
+        if not block.id_sent and block.id is not None and block.detail < 0:
+            block.id_sent = True
+            detail["id"] = block.id
+        return self._chunk({"reasoning_details": [detail]})
+
+    def _citation(self, event: Citation) -> bytes:
+        if self._origin != "chat":
+            self.report.add("encode", "chat", "citation",
+                            f"{self._origin} citations have no Chat Completions form")
+            return b""
+        entry = {**event.raw, "index": self._annotations}
+        self._annotations += 1
+        return self._chunk({"annotations": [entry]})
+
+    def _image(self, event: ImageDone) -> bytes:
+        if event.b64 is None:
+            self.report.add("encode", "chat", "image", "an image without its data")
+            return b""
+        url = f"data:image/{event.output_format or 'png'};base64,{event.b64}"
+        entry = {"type": "image_url", "image_url": {"url": url}, "index": self._images}
+        self._images += 1
+        return self._chunk({"images": [entry]})
+
+    # -- the end ------------------------------------------------------------------------
+
+    def _stop(self, event: Stop) -> bytes:
+        self._state = _STOPPED
+        if event.stop_sequence is not None:
+            self.report.add("encode", "chat", "stop_sequence",
+                            "chat cannot say which stop sequence matched")
+        if event.reason in ("pause_turn", "context_window"):
+            self.report.add("encode", "chat", "stop_reason",
+                            f"{event.reason} written as {STOP_TO_FINISH[event.reason]}")
+        out = b"" if self._role else self._role_chunk("")
+        finish = STOP_TO_FINISH.get(event.reason, "stop")
+        return out + frame(None, self._base + b',"choices":[{"index":0,"delta":{},'
+                           b'"finish_reason":' + to_json(finish) + b"}]}")
+
+    def _error(self, event: Error) -> bytes:
+        self._state = _FAILED
+        if self._origin == "chat" and event.raw is not None:
+            error = event.raw
+        else:
+            error = self._error_object(event.kind, event.message, event.code)
+        return self._error_chunk(error)
+
+    def _error_object(self, kind: str, message: str, code: str | int | None) -> dict[str, Any]:
+        typ, default_code = KIND_TO_TYPE.get(kind, ("server_error", "server_error"))
+        return {"message": message, "type": typ,
+                "code": code if code is not None else default_code}
+
+    def _error_chunk(self, error: dict[str, Any]) -> bytes:
+        """OpenRouter's mid-stream error shape (spec §6): a top-level `error` and a choice that
+        finishes with "error"; usage rides along when known."""
+        tail = b""
+        if self._usage is not None:
+            tail = b',"usage":' + to_json(self._usage_object(self._usage))
+        return frame(None, self._base + b',"error":' + to_json(error)
+                     + b',"choices":[{"index":0,"delta":{},"finish_reason":"error"}]'
+                     + tail + b"}")
+
+    def _usage_object(self, usage: Usage) -> dict[str, Any]:
+        if self._origin == "chat" and usage.raw is not None:
+            return usage.raw  # same-origin fidelity: the provider's object, extras included
+        return usage_from_ir(usage)
+
+    def _usage_chunk(self) -> bytes:
+        if self._usage is None:
+            return b""
+        usage = to_json(self._usage_object(self._usage))
+        if self.include_usage:
+            return frame(None, self._base + b',"choices":[],"usage":' + usage + b"}")
+        return frame(None, self._base + b',"choices":[{"index":0,"delta":{},'
+                     b'"finish_reason":null}],"usage":' + usage + b"}")
+
+    def _ping(self) -> bytes:
+        return b": ping\n\n" if self.keepalive else b""
