@@ -1,0 +1,776 @@
+"""The Responses decoder: OpenAI Responses SSE events -> IR events.
+
+Theory of operation
+-------------------
+Dispatch is one dict lookup on the JSON `type` (the `event:` line may be missing: OpenRouter
+sends none and ends with `data: [DONE]`, which is skipped). Each output item is tracked by its
+`id` and its `output_index`; content events find their item by `item_id`.
+
+- `response.created` / `queued` / `in_progress` -> `MessageStart` (made up from the first event
+  of a resumed stream that has none).
+- message items: each `content_part.added` opens a `text` or `refusal` block (`item` = the item
+  id, so the parts of one message group); deltas -> `TextDelta` / `RefusalDelta`;
+  `output_text.annotation.added` -> `Citation`; `content_part.done` closes the block.
+- function_call items: `output_item.added` opens a `tool_call` block (`id` = `call_id`, never
+  the `fc_` item id); argument deltas -> `ToolArgsDelta`; `output_item.done` closes it.
+- reasoning items: every summary part and every `reasoning_text` content part is a `thinking`
+  block (`summary=True` / `False`). The item's last block is held open until
+  `output_item.done`, because only the done item carries the trustworthy `encrypted_content`,
+  which becomes a `SignatureDelta` on that block (or on a block of its own when the item had no
+  text).
+- image_generation_call items: an `image` block; `partial_image` -> `ImagePartial`, the done
+  item's `result` -> `ImageDone`.
+- built-in tool items (web search, file search, code interpreter, MCP, unknown item types):
+  carried whole as an `opaque` block from `output_item.done`; their progress events are skipped.
+- `response.completed` / `incomplete` close open blocks, then `Usage`, then `Stop`;
+  `response.failed` and the `error` event (flat or nested shape) -> `Error`; a `response.failed`
+  right after an `error` event is the same failure and adds nothing.
+
+Never lose text: every `*.done` event carries the full text (or arguments). When the deltas
+were missing or shorter, the missing remainder is emitted as one more delta; a done text that
+contradicts the deltas is recorded in the loss report (what was streamed cannot be taken back).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+)
+from ...sse import SSEMessage
+from .._base import Decoder
+from .wire import (
+    BUILTIN_PROGRESS_PREFIXES,
+    CODE_TO_KIND,
+    INCOMPLETE_TO_STOP,
+    SIGNATURE_PROVIDER,
+    usage_to_ir,
+)
+
+__all__ = ["ResponsesDecoder"]
+
+_Delta = Callable[..., Event]  # TextDelta, RefusalDelta, ThinkingDelta or ToolArgsDelta
+
+
+class _State(enum.Enum):
+    START = enum.auto()  #: nothing decoded yet: MessageStart not emitted
+    OPEN = enum.auto()  #: between response.created and the terminal event
+    DONE = enum.auto()  #: terminal event (or error) seen; only [DONE] may follow
+    ERRORED = enum.auto()  #: an `error` event was seen; a `response.failed` may still follow
+
+
+class _Part:
+    """One streamed part: a message content part, a reasoning summary or reasoning_text part,
+    or a function call's arguments. Keeps its fragments as a list, joined only at done."""
+
+    __slots__ = ("block", "citations", "delta", "ended", "frags", "logprobs")
+
+    def __init__(self, block: int, delta: _Delta) -> None:
+        self.block = block
+        self.delta = delta  # the IR delta class for this part
+        self.frags: list[str] = []
+        self.citations = 0
+        self.logprobs = False
+        self.ended = False
+
+
+class _Item:
+    """One output item of the source stream."""
+
+    __slots__ = ("call", "id", "kind", "last", "parts", "phase", "summary")
+
+    def __init__(self, kind: str, id: str | None) -> None:
+        self.kind = kind  # message | function_call | reasoning | image | opaque
+        self.id = id
+        self.parts: dict[Any, _Part] = {}  # content_index -> part
+        self.summary: dict[Any, _Part] = {}  # summary_index -> part (reasoning)
+        self.call: _Part | None = None  # function_call arguments, image block
+        self.last: _Part | None = None  # reasoning: the block held open for the signature
+        self.phase: dict[str, Any] | None = None  # message: {"phase": ...} (3.x), kept as raw
+
+
+def _args_delta(*, index: int, text: str) -> Event:
+    return ToolArgsDelta(index=index, json=text)
+
+
+_LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
+
+_KIND_OF_ITEM = {
+    "message": "message",
+    "function_call": "function_call",
+    "reasoning": "reasoning",
+    "image_generation_call": "image",
+}
+
+
+class ResponsesDecoder(Decoder):
+    """Decodes an OpenAI Responses stream (also OpenRouter, Azure, xAI, DeepSeek, LM Studio,
+    Bedrock dialects) into IR events."""
+
+    format: ClassVar[str] = "responses"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._state = _State.START
+        self._items: dict[str, _Item] = {}  # by item id
+        self._by_index: dict[Any, _Item] = {}  # by output_index
+        self._open: dict[int, None] = {}  # open IR blocks, in order of opening
+        self._next = 0  # next IR block index
+        self._tool_calls = False  # a function_call item was seen (stop reason tool_use)
+        self._started = False  # MessageStart emitted
+
+    # -- dispatch -------------------------------------------------------------------------------
+
+    def _on_message(self, message: SSEMessage) -> list[Event]:
+        if message.data.startswith("[DONE]"):
+            return []  # OpenRouter's trailer; a missing terminal event is reported by end()
+        payload = self._json(message)
+        kind = payload.get("type")
+        if type(kind) is not str:
+            return self._unknown("event without a string type")
+        state = self._state
+        if state is not _State.OPEN:
+            if state is _State.START:
+                self._state = _State.OPEN
+                if kind in _LIFECYCLE:
+                    return _on_created(self, payload)
+                # A resumed stream (or a bare error) starts without response.created.
+                self._started = True
+                return [MessageStart(origin="responses"), *self._dispatch(kind, payload)]
+            if state is _State.ERRORED and kind == "response.failed":
+                self._state = _State.DONE  # the same failure as the error event before it
+                return []
+            self._fail(f"{kind} after the terminal event")
+        return self._dispatch(kind, payload)
+
+    def _dispatch(self, kind: str, payload: dict[str, Any]) -> list[Event]:
+        handler = _HANDLERS.get(kind)
+        if handler is not None:
+            return handler(self, payload)
+        if kind.startswith(BUILTIN_PROGRESS_PREFIXES):
+            return []  # the item is carried whole from output_item.done
+        if kind.startswith("response.audio"):
+            self.report.add("decode", "responses", "audio", "audio output has no IR event")
+            return []
+        return self._unknown(f"unknown event type {kind!r}")
+
+    def _on_end(self) -> list[Event]:
+        state = self._state
+        if state is _State.DONE or state is _State.ERRORED:
+            return []
+        out: list[Event] = []
+        if state is _State.START:
+            out.append(MessageStart(origin="responses"))
+        self._state = _State.DONE
+        out.append(self._truncated("before its terminal event (response.completed, "
+                                   "response.incomplete or response.failed)"))
+        return out
+
+    # -- helpers --------------------------------------------------------------------------------
+
+    def _start(self, out: list[Event], **fields: Any) -> int:
+        index = self._next
+        self._next = index + 1
+        self._open[index] = None
+        out.append(BlockStart(index=index, **fields))
+        return index
+
+    def _end(self, out: list[Event], index: int) -> None:
+        if index in self._open:
+            del self._open[index]
+            out.append(BlockEnd(index=index))
+
+    def _item(self, payload: dict[str, Any]) -> _Item:
+        """The item a content event belongs to, by `item_id` (else `output_index`)."""
+        item_id = payload.get("item_id")
+        item = (self._items.get(item_id) if item_id is not None
+                else self._by_index.get(payload.get("output_index")))
+        if item is None:
+            self._fail(f"{payload['type']} for unknown item {item_id!r}")
+        return item
+
+    def _part(self, payload: dict[str, Any], key: str, summary: bool = False) -> _Part:
+        item = self._item(payload)
+        part = (item.summary if summary else item.parts).get(payload.get(key))
+        if part is None:
+            self._fail(f"{payload['type']} for unknown part {payload.get(key)!r} of item "
+                       f"{item.id!r}")
+        return part
+
+    def _delta(self, part: _Part, payload: dict[str, Any], field: str = "delta") -> list[Event]:
+        text = payload.get(field)
+        if type(text) is not str:
+            self._fail(f"{payload['type']} without a string {field}")
+        if part.ended:
+            self._fail(f"{payload['type']} after its part was done")
+        part.frags.append(text)
+        return [part.delta(index=part.block, text=text)]
+
+    def _complete(self, part: _Part, full: Any, out: list[Event],
+                  what: str = "done_text_mismatch") -> None:
+        """A done event carried the full text: emit what the deltas did not."""
+        if type(full) is not str:
+            return
+        frags = part.frags
+        have = frags[0] if len(frags) == 1 else "".join(frags)
+        if have == full:
+            part.frags = [full]
+            return
+        if full.startswith(have):
+            out.append(part.delta(index=part.block, text=full[len(have):]))
+            part.frags = [full]
+        else:
+            self.report.add("decode", "responses", what,
+                            "a done event's full text contradicts the streamed deltas; the "
+                            "deltas were kept")
+
+    def _close_reasoning(self, item: _Item, out: list[Event]) -> None:
+        """Close the reasoning block held open for a signature (a new part follows)."""
+        last = item.last
+        if last is not None:
+            item.last = None
+            self._end(out, last.block)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def _stop(self, response: dict[str, Any], out: list[Event]) -> None:
+        """Close open blocks, then the terminal response's usage."""
+        for index in list(self._open):
+            out.append(BlockEnd(index=index))
+        self._open.clear()
+        usage = response.get("usage")
+        if type(usage) is dict:
+            out.append(usage_to_ir(usage))
+        self._state = _State.DONE
+
+    def _error(self, error: dict[str, Any], flat: dict[str, Any]) -> Error:
+        code = flat.get("code")
+        if code is None:
+            code = error.get("code")
+        message = flat.get("message")
+        if type(message) is not str:
+            message = error.get("message")
+        kind = CODE_TO_KIND.get(code) if type(code) is str else None
+        if kind is None:
+            etype = error.get("type")
+            kind = CODE_TO_KIND.get(etype, "api_error") if type(etype) is str else "api_error"
+        if type(code) is not str and type(code) is not int:
+            code = None
+        return Error(kind=kind, message=message if type(message) is str else "response failed",
+                     code=code, raw=error or None)
+
+
+def _response(self: ResponsesDecoder, payload: dict[str, Any]) -> dict[str, Any]:
+    response = payload.get("response")
+    if type(response) is not dict:
+        self._fail(f"{payload['type']} without a response object")
+    return response
+
+
+def _on_created(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    response = _response(self, payload)
+    if self._started:
+        return []  # response.queued / in_progress after created: the same response
+    self._started = True
+    created = response.get("created_at")
+    rid = response.get("id")
+    model = response.get("model")
+    return [MessageStart(
+        origin="responses",
+        id=rid if type(rid) is str else None,
+        model=model if type(model) is str else None,
+        created=int(created) if isinstance(created, int | float) else None,
+    )]
+
+
+def _on_completed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    response = _response(self, payload)
+    out: list[Event] = []
+    self._stop(response, out)
+    tools = self._tool_calls or any(
+        type(item) is dict and item.get("type") == "function_call"
+        for item in response.get("output") or ())
+    status = response.get("status")
+    out.append(Stop(reason="tool_use" if tools else "end_turn",
+                    raw_reason=status if type(status) is str else "completed"))
+    return out
+
+
+def _on_incomplete(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    response = _response(self, payload)
+    out: list[Event] = []
+    self._stop(response, out)
+    details = response.get("incomplete_details")
+    reason = details.get("reason") if type(details) is dict else None
+    raw = reason if type(reason) is str else None
+    out.append(Stop(reason=INCOMPLETE_TO_STOP.get(raw, "max_tokens") if raw else "max_tokens",
+                    raw_reason=raw))
+    return out
+
+
+def _on_failed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    response = _response(self, payload)
+    out: list[Event] = []
+    usage = response.get("usage")
+    if type(usage) is dict:
+        out.append(usage_to_ir(usage))
+    error = response.get("error")
+    out.append(self._error(error if type(error) is dict else {}, {}))
+    self._state = _State.DONE
+    return out
+
+
+def _on_error(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    # Documented flat shape {code, message, param}; observed nested {error: {...}} (spec §5).
+    nested = payload.get("error")
+    if type(nested) is dict:
+        error = nested
+    else:
+        error = {k: payload[k] for k in ("code", "message", "param") if k in payload}
+    self._state = _State.ERRORED
+    return [self._error(error, payload)]
+
+
+# -- items ---------------------------------------------------------------------------------
+
+
+def _on_item_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    item = payload.get("item")
+    if type(item) is not dict:
+        self._fail("output_item.added without an item")
+    position = payload.get("output_index")
+    if position in self._by_index:
+        self._fail(f"second output_item.added for output_index {position!r}")
+    kind = _KIND_OF_ITEM.get(item.get("type"), "opaque")  # type: ignore[arg-type]
+    iid = item.get("id")
+    state = _Item(kind, iid if type(iid) is str else None)
+    self._by_index[position] = state
+    if state.id is not None:
+        self._items[state.id] = state
+    out: list[Event] = []
+    if kind == "function_call":
+        self._tool_calls = True
+        call_id, name = item.get("call_id"), item.get("name")
+        block = self._start(out, kind="tool_call", id=call_id if type(call_id) is str else None,
+                            name=name if type(name) is str else None, item=state.id)
+        state.call = _Part(block, _args_delta)
+        args = item.get("arguments")
+        if type(args) is str and args:
+            state.call.frags.append(args)
+            out.append(ToolArgsDelta(index=block, json=args))
+    elif kind == "message":
+        phase = item.get("phase")
+        if phase is not None:
+            state.phase = {"phase": phase}
+    elif kind == "image":
+        state.call = _Part(self._start(out, kind="image", item=state.id), TextDelta)
+    return out
+
+
+def _on_item_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    done = payload.get("item")
+    if type(done) is not dict:
+        self._fail("output_item.done without an item")
+    item = self._by_index.get(payload.get("output_index"))
+    if item is None:
+        iid = done.get("id")
+        item = self._items.get(iid) if type(iid) is str else None
+    if item is None:
+        self._fail(f"output_item.done for output_index {payload.get('output_index')!r} before "
+                   "its output_item.added")
+    if _KIND_OF_ITEM.get(done.get("type"), "opaque") != item.kind:  # type: ignore[arg-type]
+        self._fail(f"output_item.done changes the type of item {item.id!r}")
+    out: list[Event] = []
+    handler = _ITEM_DONE[item.kind]
+    handler(self, item, done, out)
+    return out
+
+
+def _done_message(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
+                  out: list[Event]) -> None:
+    content = done.get("content")
+    for position, part in enumerate(content if type(content) is list else ()):
+        if type(part) is not dict:
+            continue
+        state = item.parts.get(position)
+        if state is None:  # a part only the done item carries: take it whole
+            state = _new_message_part(self, item, part, out)
+            if state is None:
+                continue
+            item.parts[position] = state
+        if not state.ended:
+            _finish_message_part(self, state, part, out)
+    for state in item.parts.values():  # parts the done item left out
+        if not state.ended:
+            state.ended = True
+            self._end(out, state.block)
+
+
+def _done_function_call(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
+                        out: list[Event]) -> None:
+    call = item.call
+    assert call is not None
+    if not call.ended:
+        self._complete(call, done.get("arguments"), out, "arguments_mismatch")
+        call.ended = True
+    self._end(out, call.block)
+
+
+def _done_reasoning(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
+                    out: list[Event]) -> None:
+    # The done item has every part's full text; some gateways send added + done and nothing
+    # between, so a part only the done item carries is taken whole.
+    for table, field, summary in (("summary", "summary", True), ("parts", "content", False)):
+        parts = done.get(field)
+        known = getattr(item, table)
+        for position, part in enumerate(parts if type(parts) is list else ()):
+            if type(part) is not dict:
+                continue
+            text = part.get("text")
+            state = known.get(position)
+            if state is None:
+                if type(text) is not str or not text:
+                    continue
+                self._close_reasoning(item, out)
+                state = _Part(self._start(out, kind="thinking", summary=summary, item=item.id),
+                              ThinkingDelta)
+                known[position] = state
+                state.frags.append(text)
+                out.append(ThinkingDelta(index=state.block, text=text))
+                item.last = state
+            elif not state.ended:
+                self._complete(state, text, out)
+            state.ended = True
+    for part in (*item.summary.values(), *item.parts.values()):
+        if part is not item.last:
+            self._end(out, part.block)
+    encrypted = done.get("encrypted_content")
+    if type(encrypted) is str and encrypted:
+        last = item.last
+        if last is None or last.block not in self._open:
+            # Reasoning without visible text: its proof gets a thinking block of its own.
+            last = _Part(self._start(out, kind="thinking", summary=True, item=item.id),
+                         ThinkingDelta)
+            item.last = last
+        out.append(SignatureDelta(index=last.block, signature=encrypted,
+                                  provider=SIGNATURE_PROVIDER))
+    self._close_reasoning(item, out)
+
+
+def _done_image(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
+                out: list[Event]) -> None:
+    call = item.call
+    assert call is not None
+    if call.block in self._open:
+        result = done.get("result")
+        out.append(ImageDone(
+            index=call.block,
+            b64=result if type(result) is str else None,
+            size=_str(done.get("size")),
+            quality=_str(done.get("quality")),
+            background=_str(done.get("background")),
+            output_format=_str(done.get("output_format")),
+        ))
+        if done.get("revised_prompt"):
+            self.report.add("decode", "responses", "revised_prompt",
+                            "an image_generation_call's revised_prompt has no IR field")
+        self._end(out, call.block)
+
+
+def _done_opaque(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
+                 out: list[Event]) -> None:
+    if item.call is None:
+        item.call = _Part(self._start(out, kind="opaque", raw=done, item=item.id), TextDelta)
+        self._end(out, item.call.block)
+
+
+_ITEM_DONE = {
+    "message": _done_message,
+    "function_call": _done_function_call,
+    "reasoning": _done_reasoning,
+    "image": _done_image,
+    "opaque": _done_opaque,
+}
+
+
+def _str(value: Any) -> str | None:
+    return value if type(value) is str else None
+
+
+# -- message and reasoning content parts ----------------------------------------------------
+
+
+def _new_message_part(self: ResponsesDecoder, item: _Item, part: dict[str, Any],
+                      out: list[Event]) -> _Part | None:
+    ptype = part.get("type")
+    if ptype == "output_text":
+        return _Part(self._start(out, kind="text", item=item.id, raw=item.phase), TextDelta)
+    if ptype == "refusal":
+        return _Part(self._start(out, kind="refusal", item=item.id, raw=item.phase),
+                     RefusalDelta)
+    self._unknown(f"unknown message part type {ptype!r}")
+    self.report.add("decode", "responses", "content_part", f"message part {ptype!r} skipped")
+    return None
+
+
+def _finish_message_part(self: ResponsesDecoder, state: _Part, part: dict[str, Any],
+                         out: list[Event]) -> None:
+    """A message part's done: emit missing text and annotations, then close its block."""
+    self._complete(state, part.get("refusal" if state.delta is RefusalDelta else "text"), out)
+    annotations = part.get("annotations")
+    if type(annotations) is list and len(annotations) > state.citations:
+        for annotation in annotations[state.citations:]:
+            if type(annotation) is dict:
+                out.append(Citation(index=state.block, raw=annotation))
+        state.citations = len(annotations)
+    if part.get("logprobs") and not state.logprobs:
+        state.logprobs = True
+        self.report.add("decode", "responses", "logprobs", "output_text logprobs are dropped")
+    state.ended = True
+    self._end(out, state.block)
+
+
+def _on_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    item = self._item(payload)
+    part = payload.get("part")
+    if type(part) is not dict:
+        self._fail("content_part.added without a part")
+    position = payload.get("content_index")
+    if position in item.parts:
+        self._fail(f"second content_part.added for content_index {position!r}")
+    out: list[Event] = []
+    if item.kind == "message":
+        state = _new_message_part(self, item, part, out)
+        if state is None:
+            return out
+        text = part.get("refusal" if state.delta is RefusalDelta else "text")
+    elif item.kind == "reasoning" and part.get("type") == "reasoning_text":
+        self._close_reasoning(item, out)
+        state = _Part(self._start(out, kind="thinking", item=item.id), ThinkingDelta)
+        item.last = state
+        text = part.get("text")
+    else:
+        return self._unknown(f"content_part.added of type {part.get('type')!r} in a "
+                             f"{item.kind} item")
+    item.parts[position] = state
+    if type(text) is str and text:
+        state.frags.append(text)
+        out.append(state.delta(index=state.block, text=text))
+    return out
+
+
+def _on_part_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    item = self._item(payload)
+    state = item.parts.get(payload.get("content_index"))
+    if state is None:
+        self._fail(f"content_part.done for unknown part {payload.get('content_index')!r}")
+    part = payload.get("part")
+    part = part if type(part) is dict else {}
+    out: list[Event] = []
+    if item.kind == "reasoning":
+        if not state.ended:
+            self._complete(state, part.get("text"), out)
+            state.ended = True  # held open until the next part or output_item.done
+    elif not state.ended:
+        _finish_message_part(self, state, part, out)
+    return out
+
+
+def _on_text_delta(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    if state.delta is not TextDelta:
+        self._fail("output_text.delta for a part that is not output_text")
+    if payload.get("logprobs") and not state.logprobs:
+        state.logprobs = True
+        self.report.add("decode", "responses", "logprobs", "output_text logprobs are dropped")
+    return self._delta(state, payload)
+
+
+def _on_text_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    out: list[Event] = []
+    self._complete(state, payload.get("text"), out)
+    if payload.get("logprobs") and not state.logprobs:
+        state.logprobs = True
+        self.report.add("decode", "responses", "logprobs", "output_text logprobs are dropped")
+    return out
+
+
+def _on_annotation(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    annotation = payload.get("annotation")
+    if type(annotation) is not dict:
+        self._fail("output_text.annotation.added without an annotation object")
+    state.citations += 1
+    return [Citation(index=state.block, raw=annotation)]
+
+
+def _on_refusal_delta(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    if state.delta is not RefusalDelta:
+        self._fail("refusal.delta for a part that is not a refusal")
+    return self._delta(state, payload)
+
+
+def _on_refusal_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    out: list[Event] = []
+    self._complete(state, payload.get("refusal"), out)
+    return out
+
+
+def _on_reasoning_text_delta(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    if state.delta is not ThinkingDelta:
+        self._fail("reasoning_text.delta for a part that is not reasoning_text")
+    return self._delta(state, payload)
+
+
+def _on_summary_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    item = self._item(payload)
+    if item.kind != "reasoning":
+        self._fail(f"reasoning_summary_part.added for a {item.kind} item")
+    position = payload.get("summary_index")
+    if position in item.summary:
+        self._fail(f"second reasoning_summary_part.added for summary_index {position!r}")
+    out: list[Event] = []
+    self._close_reasoning(item, out)
+    state = _Part(self._start(out, kind="thinking", summary=True, item=item.id), ThinkingDelta)
+    item.summary[position] = state
+    item.last = state
+    part = payload.get("part")
+    text = part.get("text") if type(part) is dict else None
+    if type(text) is str and text:
+        state.frags.append(text)
+        out.append(ThinkingDelta(index=state.block, text=text))
+    return out
+
+
+def _on_summary_delta(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    return self._delta(self._part(payload, "summary_index", True), payload)
+
+
+def _on_summary_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "summary_index", True)
+    out: list[Event] = []
+    if not state.ended:
+        self._complete(state, payload.get("text"), out)
+    return out
+
+
+def _on_summary_part_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "summary_index", True)
+    out: list[Event] = []
+    if not state.ended:
+        part = payload.get("part")
+        self._complete(state, part.get("text") if type(part) is dict else None, out)
+        state.ended = True  # held open until the next part or output_item.done
+    return out
+
+
+def _on_reasoning_text_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    state = self._part(payload, "content_index")
+    out: list[Event] = []
+    if not state.ended:
+        self._complete(state, payload.get("text"), out)
+    return out
+
+
+# -- function calls and images ------------------------------------------------------------
+
+
+def _call(self: ResponsesDecoder, payload: dict[str, Any], kind: str) -> _Part:
+    item = self._item(payload)
+    if item.kind != kind or item.call is None:
+        self._fail(f"{payload['type']} for a {item.kind} item")
+    return item.call
+
+
+def _on_args_delta(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    call = _call(self, payload, "function_call")
+    delta = payload.get("delta")
+    if type(delta) is not str:
+        self._fail("function_call_arguments.delta without a string delta")
+    if call.ended:
+        self._fail("function_call_arguments.delta after the arguments were done")
+    call.frags.append(delta)
+    return [ToolArgsDelta(index=call.block, json=delta)]
+
+
+def _on_args_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    call = _call(self, payload, "function_call")
+    out: list[Event] = []
+    if not call.ended:
+        self._complete(call, payload.get("arguments"), out, "arguments_mismatch")
+        call.ended = True
+    return out
+
+
+def _on_image_partial(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    call = _call(self, payload, "image")
+    b64 = payload.get("partial_image_b64")
+    if type(b64) is not str:
+        self._fail("image_generation_call.partial_image without partial_image_b64")
+    number = payload.get("partial_image_index")
+    return [ImagePartial(
+        index=call.block,
+        partial_index=number if type(number) is int else 0,
+        b64=b64,
+        size=_str(payload.get("size")),
+        quality=_str(payload.get("quality")),
+        background=_str(payload.get("background")),
+        output_format=_str(payload.get("output_format")),
+    )]
+
+
+def _skip(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
+    return []
+
+
+_HANDLERS: dict[str, Callable[[ResponsesDecoder, dict[str, Any]], list[Event]]] = {
+    "response.created": _on_created,
+    "response.queued": _on_created,
+    "response.in_progress": _on_created,
+    "response.completed": _on_completed,
+    "response.incomplete": _on_incomplete,
+    "response.failed": _on_failed,
+    "error": _on_error,
+    "response.output_item.added": _on_item_added,
+    "response.output_item.done": _on_item_done,
+    "response.content_part.added": _on_part_added,
+    "response.content_part.done": _on_part_done,
+    "response.output_text.delta": _on_text_delta,
+    "response.output_text.done": _on_text_done,
+    "response.output_text.annotation.added": _on_annotation,
+    "response.refusal.delta": _on_refusal_delta,
+    "response.refusal.done": _on_refusal_done,
+    "response.reasoning_text.delta": _on_reasoning_text_delta,
+    "response.reasoning_text.done": _on_reasoning_text_done,
+    "response.reasoning_summary_part.added": _on_summary_part_added,
+    "response.reasoning_summary_part.done": _on_summary_part_done,
+    "response.reasoning_summary_text.delta": _on_summary_delta,
+    "response.reasoning_summary_text.done": _on_summary_done,
+    "response.function_call_arguments.delta": _on_args_delta,
+    "response.function_call_arguments.done": _on_args_done,
+    "response.image_generation_call.partial_image": _on_image_partial,
+    "response.image_generation_call.in_progress": _skip,
+    "response.image_generation_call.generating": _skip,
+    "response.image_generation_call.completed": _skip,
+}
+"""One handler per wire event type (dispatch on the JSON `type`, spec §7)."""

@@ -1,0 +1,619 @@
+"""The Responses encoder: IR events -> OpenAI Responses SSE events.
+
+Theory of operation
+-------------------
+The preamble (`response.created`, `response.in_progress`, one id from `id_factory("resp_")`)
+is written before the first event that needs it. Every later event carries the next
+`sequence_number`. IR blocks become output items:
+
+- `text` / `refusal` blocks -> content parts of a `message` item. Adjacent blocks with the same
+  `item` key (or both without one) share one message; anything else in between (a tool call,
+  reasoning) closes it, so text after tool calls gets a new message item.
+- `thinking` blocks -> a `reasoning` item: summary blocks become `summary` parts, raw ones
+  `reasoning_text` content parts. Consecutive blocks of the same `item` share the item. A part
+  is opened at its first delta, so a block that only carries a signature writes no empty part.
+  A signature of the OpenAI family becomes the item's `encrypted_content`; others are lost.
+- `tool_call` -> one `function_call` item per call (`call_id` = the IR id unchanged, item id
+  from `id_factory("fc_")`); `image` -> an `image_generation_call` item; `opaque` and
+  `redacted_thinking` are re-emitted only where the Responses format can carry them.
+
+One item is open at a time. Blocks that overlap (chat interleaves parallel tool calls) are held
+back: events of every block but the oldest unfinished one are buffered and replayed, in order,
+when that block ends (spec/mapping.md §7.2). Texts and arguments are kept as lists of
+fragments and joined once at their `.done` event; the finished items are kept for the terminal
+event, which must carry the complete `output` (§7.3), so memory grows with the output only.
+
+`Stop` ends the stream with `response.completed` or `response.incomplete`, written at once when
+usage is known, else held until a `Usage` or `end()`. `Error`, and a stream that ends without
+`Stop` (truncation), end it with an `error` event (flat and nested shape, spec §5) followed by
+`response.failed`, so the client SDK reports a failure, never a normal completion.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    Ping,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from .._base import Encoder
+from .wire import (
+    KIND_TO_CODE,
+    KIND_TO_TYPE,
+    STOP_TO_INCOMPLETE,
+    carries_signature,
+    usage_from_ir,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import assert_never
+
+__all__ = ["ResponsesEncoder"]
+
+
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: nothing written yet
+    OPEN = enum.auto()  #: preamble written, items flowing
+    STOPPED = enum.auto()  #: Stop seen; the terminal event waits for usage or end()
+    DONE = enum.auto()  #: terminal event written; only end() may follow
+
+
+class _Item:
+    """An output item being written."""
+
+    __slots__ = ("body", "content", "encrypted", "index", "key", "kind", "summary")
+
+    def __init__(self, kind: str, key: str | None, index: int, body: dict[str, Any]) -> None:
+        self.kind = kind  # message | reasoning | function_call | image_generation_call
+        self.key = key  # the IR `item` grouping key
+        self.index = index  # output_index
+        self.body = body  # the item skeleton (id, type, ...) as written in output_item.added
+        self.content: list[dict[str, Any]] = []  # finished parts (message / reasoning_text)
+        self.summary: list[dict[str, Any]] = []  # finished summary parts (reasoning)
+        self.encrypted: str | None = None  # reasoning: encrypted_content
+
+
+class _Block:
+    """An IR block between its `BlockStart` and the end of its writing."""
+
+    __slots__ = ("buffer", "ended", "extra", "frags", "item", "notes", "part", "start")
+
+    def __init__(self, start: BlockStart) -> None:
+        self.start = start
+        self.buffer: list[Event] | None = None  # held-back events while another block writes
+        self.ended = False  # its BlockEnd arrived (possibly still buffered)
+        self.item: _Item | None = None
+        self.part = -1  # content_index or summary_index; -1 until the part is opened
+        self.frags: list[str] = []
+        self.notes: list[dict[str, Any]] = []  # annotations of a text part
+        self.extra: dict[str, Any] = {}  # image: result and attributes for the done item
+
+
+_IMAGE_FIELDS = ("background", "output_format", "quality", "size")
+
+
+class ResponsesEncoder(Encoder):
+    """Encodes IR events as an OpenAI Responses stream that `client.responses.stream(...)`
+    accepts, with a complete final response."""
+
+    format: ClassVar[str] = "responses"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._state = _State.IDLE
+        self._out: list[bytes] = []
+        self._seq = 0
+        self._id = ""
+        self._created = 0
+        self._model = ""
+        self._same = False  # the source is a responses stream: raw objects are ours
+        self._items = 0  # output_index of the next item
+        self._item: _Item | None = None  # the open item
+        self._output: list[dict[str, Any]] = []  # finished items, in output_index order
+        self._blocks: dict[int, _Block] = {}
+        self._order: deque[_Block] = deque()  # unfinished blocks in start order; [0] writes
+        self._usage: Usage | None = None
+        self._stop: Stop | None = None
+
+    # -- entry points ---------------------------------------------------------------------------
+
+    def _encode(self, event: Event) -> bytes:
+        state = self._state
+        if state is _State.DONE:
+            if type(event) is Usage:
+                self.report.add("encode", "responses", "usage",
+                                "usage after the terminal event cannot be written")
+                return b""
+            if type(event) is Ping:
+                return b""
+            self._cannot(event, state.name)
+        if state is _State.STOPPED:
+            if type(event) is Usage:
+                self._usage = event
+                self._terminal()
+            elif type(event) is Error:
+                self._fail(event)
+            elif type(event) is not Ping:
+                self._cannot(event, state.name)
+            return self._flush()
+        match event:
+            case MessageStart():
+                if state is not _State.IDLE or self._id:
+                    self._cannot(event, state.name)
+                self._same = event.origin == "responses"
+                if event.model is not None:
+                    self._model = event.model
+                if event.created is not None:
+                    self._created = event.created
+                return b""
+            case BlockStart():
+                self._preamble()
+                block = _Block(event)
+                if event.index in self._blocks:
+                    self._cannot(event, state.name)
+                self._blocks[event.index] = block
+                self._order.append(block)
+                if self._order[0] is block:
+                    self._begin(block)
+                else:
+                    block.buffer = []
+            case BlockEnd():
+                block = self._block(event)
+                block.ended = True
+                if block.buffer is not None:
+                    block.buffer.append(event)
+                else:
+                    self._finish(block)
+                    self._advance()
+            case TextDelta() | RefusalDelta() | ThinkingDelta() | SignatureDelta() \
+                    | ToolArgsDelta() | Citation() | ImagePartial() | ImageDone():
+                block = self._block(event)
+                if block.buffer is not None:
+                    block.buffer.append(event)
+                else:
+                    self._write(block, event)
+            case Usage():
+                self._usage = event
+                return b""
+            case Stop():
+                self._preamble()
+                self._drain(failed=False)
+                self._stop = event
+                self._state = _State.STOPPED
+                if self._usage is not None:
+                    self._terminal()
+            case Error():
+                self._preamble()
+                self._fail(event)
+            case Ping():
+                return b""
+            case _:
+                if TYPE_CHECKING:
+                    assert_never(event)
+        return self._flush()
+
+    def _end(self) -> bytes:
+        state = self._state
+        if state is _State.STOPPED:
+            self._terminal()
+        elif state is not _State.DONE:
+            self._preamble()
+            self._fail(Error(kind="truncated",
+                             message="responses: the source ended before its last event"))
+        return self._flush()
+
+    # -- plumbing -------------------------------------------------------------------------------
+
+    def _flush(self) -> bytes:
+        out = self._out
+        if not out:
+            return b""
+        data = out[0] if len(out) == 1 else b"".join(out)
+        out.clear()
+        return data
+
+    def _emit(self, type_: str, fields: dict[str, Any]) -> None:
+        """Write one event: `{"type", "sequence_number", **fields}` in the provider's order."""
+        seq = self._seq
+        self._seq = seq + 1
+        self._out.append(self._frame(type_.encode(),
+                                     {"type": type_, "sequence_number": seq, **fields}))
+
+    def _response(self, status: str, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": self._id,
+            "object": "response",
+            "created_at": self._created,
+            "status": status,
+            "error": None,
+            "incomplete_details": None,
+            "instructions": None,
+            "max_output_tokens": None,
+            "model": self._model,
+            "output": [],
+            "parallel_tool_calls": True,
+            "previous_response_id": None,
+            "tool_choice": "auto",
+            "tools": [],
+            "usage": None,
+            "metadata": {},
+            **fields,
+        }
+
+    def _preamble(self) -> None:
+        if self._state is not _State.IDLE:
+            return
+        self._state = _State.OPEN
+        self._id = self.id_factory("resp_")
+        if not self._created:
+            self._created = int(self.clock())
+        skeleton = self._response("in_progress")
+        self._emit("response.created", {"response": skeleton})
+        self._emit("response.in_progress", {"response": skeleton})
+
+    def _block(self, event: Any) -> _Block:
+        block = self._blocks.get(event.index)
+        if block is None or block.ended:
+            self._cannot(event, "no open block " + str(event.index))
+        return block
+
+    def _advance(self) -> None:
+        """The writing block finished: replay the held-back blocks that follow it."""
+        order = self._order
+        order.popleft()
+        while order:
+            block = order[0]
+            buffer = block.buffer
+            block.buffer = None
+            self._begin(block)
+            if buffer:
+                for event in buffer:
+                    if type(event) is BlockEnd:
+                        self._finish(block)
+                    else:
+                        self._write(block, event)
+            if not block.ended:
+                return
+            order.popleft()
+
+    def _drain(self, *, failed: bool) -> None:
+        """Write every unfinished block (held-back ones too), then close the open item."""
+        order = self._order
+        while order:
+            block = order[0]
+            if block.buffer is not None:
+                buffer = block.buffer
+                block.buffer = None
+                self._begin(block)
+                for event in buffer:
+                    if type(event) is not BlockEnd:
+                        self._write(block, event)
+            if failed and block.start.kind == "tool_call":
+                self._abandon_call(block)
+            else:
+                self._finish(block)
+            order.popleft()
+        self._close_item("incomplete" if failed else "completed")
+
+    # -- items ----------------------------------------------------------------------------------
+
+    def _open_item(self, kind: str, key: str | None, body: dict[str, Any]) -> _Item:
+        self._close_item("completed")
+        item = _Item(kind, key, self._items, body)
+        self._items += 1
+        self._item = item
+        self._emit("response.output_item.added", {"output_index": item.index, "item": body})
+        return item
+
+    def _close_item(self, status: str) -> None:
+        item = self._item
+        if item is None:
+            return
+        self._item = None
+        body = item.body
+        if item.kind == "message":
+            done = {**body, "status": status, "content": item.content}
+        elif item.kind == "reasoning":
+            done = {**body, "summary": item.summary}
+            if item.content:
+                done["content"] = item.content
+            if item.encrypted is not None:
+                done["encrypted_content"] = item.encrypted
+        else:
+            done = body
+        self._output.append(done)
+        self._emit("response.output_item.done", {"output_index": item.index, "item": done})
+
+    def _message(self, block: _Block) -> _Item:
+        start = block.start
+        item = self._item
+        if item is not None and item.kind == "message" and item.key == start.item:
+            return item
+        body: dict[str, Any] = {"id": self.id_factory("msg_"), "type": "message",
+                                "status": "in_progress", "content": [], "role": "assistant"}
+        if self._same and start.raw and "phase" in start.raw:
+            body["phase"] = start.raw["phase"]
+        return self._open_item("message", start.item, body)
+
+    def _reasoning(self, block: _Block) -> _Item:
+        key = block.start.item
+        item = self._item
+        if (item is not None and item.kind == "reasoning" and item.key == key
+                and item.encrypted is None):
+            return item
+        return self._open_item("reasoning", key, {"id": self.id_factory("rs_"),
+                                                  "type": "reasoning", "summary": []})
+
+    # -- blocks ---------------------------------------------------------------------------------
+
+    def _begin(self, block: _Block) -> None:
+        """The block becomes the writing one: open its item (and part)."""
+        start = block.start
+        kind = start.kind
+        if kind == "text" or kind == "refusal":
+            item = block.item = self._message(block)
+            block.part = len(item.content)
+            item.content.append({})  # placeholder, filled at the part's done
+            part: dict[str, Any] = (
+                {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
+                if kind == "text" else {"type": "refusal", "refusal": ""})
+            self._emit("response.content_part.added", {
+                "item_id": item.body["id"], "output_index": item.index,
+                "content_index": block.part, "part": part})
+        elif kind == "thinking":
+            block.item = self._reasoning(block)
+        elif kind == "tool_call":
+            call_id = start.id if start.id else self.id_factory("call_")
+            block.item = self._open_item("function_call", None, {
+                "id": self.id_factory("fc_"), "type": "function_call", "status": "in_progress",
+                "arguments": "", "call_id": call_id, "name": start.name or ""})
+        elif kind == "image":
+            item = block.item = self._open_item("image_generation_call", None, {
+                "id": self.id_factory("ig_"), "type": "image_generation_call",
+                "status": "in_progress", "result": None})
+            ids = {"output_index": item.index, "item_id": item.body["id"]}
+            self._emit("response.image_generation_call.in_progress", ids)
+            self._emit("response.image_generation_call.generating", ids)
+        elif kind == "opaque":
+            raw = start.raw
+            if self._same and raw and type(raw.get("type")) is str:
+                item = self._open_item("opaque", None, raw)
+                self._item = None
+                self._output.append(raw)
+                self._emit("response.output_item.done", {"output_index": item.index,
+                                                         "item": raw})
+            else:
+                self.report.add("encode", "responses", "opaque_block",
+                                f"a {self._what(raw)} block from another format has no "
+                                "Responses item")
+        elif kind == "redacted_thinking":
+            if start.data and carries_signature(start.provider):
+                item = self._open_item("reasoning", None, {
+                    "id": self.id_factory("rs_"), "type": "reasoning", "summary": []})
+                item.encrypted = start.data
+                self._close_item("completed")
+            else:
+                self.report.add("encode", "responses", "redacted_thinking",
+                                f"redacted reasoning of {start.provider or 'unknown'} cannot "
+                                "be carried by a Responses reasoning item")
+
+    @staticmethod
+    def _what(raw: dict[str, Any] | None) -> str:
+        kind = raw.get("type") if raw else None
+        return kind if type(kind) is str else "provider"
+
+    def _write(self, block: _Block, event: Event) -> None:
+        """One delta-like event of the writing block."""
+        item = block.item
+        match event:
+            case TextDelta(text=text) | RefusalDelta(text=text):
+                assert item is not None
+                block.frags.append(text)
+                if type(event) is TextDelta:
+                    self._emit("response.output_text.delta", {
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "content_index": block.part, "delta": text, "logprobs": []})
+                else:
+                    self._emit("response.refusal.delta", {
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "content_index": block.part, "delta": text})
+            case ThinkingDelta(text=text):
+                assert item is not None
+                if block.part < 0:
+                    self._open_reasoning_part(block, item)
+                block.frags.append(text)
+                if block.start.summary:
+                    self._emit("response.reasoning_summary_text.delta", {
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "summary_index": block.part, "delta": text})
+                else:
+                    self._emit("response.reasoning_text.delta", {
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "content_index": block.part, "delta": text})
+            case ToolArgsDelta(json=text):
+                assert item is not None
+                block.frags.append(text)
+                self._emit("response.function_call_arguments.delta", {
+                    "item_id": item.body["id"], "output_index": item.index, "delta": text})
+            case Citation(raw=raw):
+                if self._same and item is not None and block.start.kind == "text":
+                    self._emit("response.output_text.annotation.added", {
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "content_index": block.part, "annotation_index": len(block.notes),
+                        "annotation": raw})
+                    block.notes.append(raw)
+                else:
+                    self.report.add("encode", "responses", "citation",
+                                    "a citation from another format has no Responses "
+                                    "annotation")
+            case SignatureDelta(signature=signature, provider=provider):
+                if item is not None and item.kind == "reasoning" and carries_signature(provider):
+                    item.encrypted = signature
+                else:
+                    self.report.add("encode", "responses", "signature",
+                                    f"a {provider} signature cannot be carried by a Responses "
+                                    "reasoning item")
+            case ImagePartial():
+                assert item is not None
+                fields: dict[str, Any] = {
+                    "output_index": item.index, "item_id": item.body["id"],
+                    "partial_image_index": event.partial_index,
+                    "partial_image_b64": event.b64}
+                for name in _IMAGE_FIELDS:
+                    value = getattr(event, name)
+                    if value is not None:
+                        fields[name] = block.extra[name] = value
+                self._emit("response.image_generation_call.partial_image", fields)
+            case ImageDone():
+                block.extra["result"] = event.b64
+                for name in _IMAGE_FIELDS:
+                    value = getattr(event, name)
+                    if value is not None:
+                        block.extra[name] = value
+            case _:
+                self._cannot(event, "block " + str(block.start.index))
+
+    def _open_reasoning_part(self, block: _Block, item: _Item) -> None:
+        ids = {"item_id": item.body["id"], "output_index": item.index}
+        if block.start.summary:
+            block.part = len(item.summary)
+            item.summary.append({})
+            self._emit("response.reasoning_summary_part.added", {
+                **ids, "summary_index": block.part, "part": {"type": "summary_text", "text": ""}})
+        else:
+            block.part = len(item.content)
+            item.content.append({})
+            self._emit("response.content_part.added", {
+                **ids, "content_index": block.part,
+                "part": {"type": "reasoning_text", "text": ""}})
+
+    def _finish(self, block: _Block) -> None:
+        """The writing block ends: its `.done` events; tool and image items close too."""
+        self._blocks.pop(block.start.index, None)
+        item = block.item
+        if item is None:
+            return  # opaque, redacted or lost: nothing was opened
+        kind = block.start.kind
+        text = "".join(block.frags)
+        ids = {"item_id": item.body["id"], "output_index": item.index}
+        if kind == "text":
+            part = {"type": "output_text", "annotations": block.notes, "logprobs": [],
+                    "text": text}
+            item.content[block.part] = part
+            self._emit("response.output_text.done", {
+                **ids, "content_index": block.part, "text": text, "logprobs": []})
+            self._emit("response.content_part.done", {
+                **ids, "content_index": block.part, "part": part})
+        elif kind == "refusal":
+            part = {"type": "refusal", "refusal": text}
+            item.content[block.part] = part
+            self._emit("response.refusal.done", {
+                **ids, "content_index": block.part, "refusal": text})
+            self._emit("response.content_part.done", {
+                **ids, "content_index": block.part, "part": part})
+        elif kind == "thinking":
+            if block.part < 0:
+                return  # no text: at most a signature, already on the item
+            if block.start.summary:
+                part = {"type": "summary_text", "text": text}
+                item.summary[block.part] = part
+                self._emit("response.reasoning_summary_text.done", {
+                    **ids, "summary_index": block.part, "text": text})
+                self._emit("response.reasoning_summary_part.done", {
+                    **ids, "summary_index": block.part, "part": part})
+            else:
+                part = {"type": "reasoning_text", "text": text}
+                item.content[block.part] = part
+                self._emit("response.reasoning_text.done", {
+                    **ids, "content_index": block.part, "text": text})
+                self._emit("response.content_part.done", {
+                    **ids, "content_index": block.part, "part": part})
+        elif kind == "tool_call":
+            arguments = text or "{}"
+            self._emit("response.function_call_arguments.done", {**ids, "arguments": arguments})
+            item.body = {**item.body, "status": "completed", "arguments": arguments}
+            self._close_item("completed")
+        elif kind == "image":
+            self._emit("response.image_generation_call.completed", ids)
+            extra = block.extra
+            item.body = {**item.body, "status": "completed", "result": extra.get("result"),
+                         **{k: extra[k] for k in _IMAGE_FIELDS if k in extra}}
+            self._close_item("completed")
+
+    def _abandon_call(self, block: _Block) -> None:
+        """A tool call cut off by a failure: its item closes `incomplete` with the arguments as
+        far as they came; no `arguments.done` and never a fabricated `}`."""
+        self._blocks.pop(block.start.index, None)
+        item = block.item
+        if item is None:
+            return
+        item.body = {**item.body, "status": "incomplete", "arguments": "".join(block.frags)}
+        self._close_item("incomplete")
+
+    # -- terminal events ------------------------------------------------------------------------
+
+    def _usage_body(self) -> dict[str, Any] | None:
+        usage = self._usage
+        if usage is None:
+            return None
+        if self._same and usage.raw is not None:
+            return usage.raw  # same origin: the provider's own object, unchanged
+        return usage_from_ir(usage)
+
+    def _terminal(self) -> None:
+        stop = self._stop
+        assert stop is not None
+        self._state = _State.DONE
+        reason = STOP_TO_INCOMPLETE.get(stop.reason)
+        if stop.stop_sequence is not None:
+            self.report.add("encode", "responses", "stop_sequence",
+                            "Responses cannot say which stop sequence matched")
+        if stop.reason in ("pause_turn", "context_window"):
+            self.report.add("encode", "responses", "stop_reason",
+                            f"stop reason {stop.reason} has no Responses equivalent")
+        usage = self._usage_body()
+        if reason is None:
+            response = self._response("completed", output=self._output, usage=usage)
+            response["completed_at"] = int(self.clock())
+            self._emit("response.completed", {"response": response})
+        else:
+            response = self._response("incomplete", incomplete_details={"reason": reason},
+                                      output=self._output, usage=usage)
+            self._emit("response.incomplete", {"response": response})
+
+    def _fail(self, error: Error) -> None:
+        """An error, a truncation or bad input: close what is open as incomplete, then the
+        `error` event in both shapes and `response.failed` (spec §5)."""
+        self._drain(failed=True)
+        self._state = _State.DONE
+        raw = error.raw if self._same and error.raw else None
+        code = raw.get("code") if raw else None
+        if type(code) is not str:
+            code = KIND_TO_CODE.get(error.kind, "server_error")
+        etype = raw.get("type") if raw else None
+        if type(etype) is not str:
+            etype = KIND_TO_TYPE.get(error.kind, "server_error")
+        message = error.message
+        self._emit("error", {"code": code, "message": message, "param": None,
+                             "error": {"type": etype, "code": code, "message": message,
+                                       "param": None}})
+        self._emit("response.failed", {"response": self._response(
+            "failed", error={"code": code, "message": message}, output=self._output,
+            usage=self._usage_body())})

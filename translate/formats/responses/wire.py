@@ -1,0 +1,192 @@
+"""Mapping tables of the OpenAI Responses format (spec/responses.md, spec/mapping.md §3-§5).
+
+Only tables and small pure functions live here: the decoder and encoder share them, so a
+provider change is one edit. No pydantic model is built per event (see the common brief): the
+TypedDicts below only document the shapes we read and write.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final, TypedDict
+
+from ...events import ErrorKind, StopReason, Usage
+
+__all__ = [
+    "BUILTIN_PROGRESS_PREFIXES",
+    "CODE_TO_KIND",
+    "INCOMPLETE_TO_STOP",
+    "KIND_TO_CODE",
+    "KIND_TO_TYPE",
+    "SAME_FAMILY_PREFIXES",
+    "SIGNATURE_PROVIDER",
+    "STOP_TO_INCOMPLETE",
+    "ResponseUsage",
+    "carries_signature",
+    "usage_from_ir",
+    "usage_to_ir",
+]
+
+SIGNATURE_PROVIDER: Final = "openai-responses-v1"
+"""The OpenRouter reasoning format tag for OpenAI `encrypted_content` (IR convention 7)."""
+
+SAME_FAMILY_PREFIXES: Final = ("openai-", "azure-", "xai-")
+"""Signature providers whose `encrypted_content` a Responses endpoint can take back."""
+
+
+def carries_signature(provider: str | None) -> bool:
+    """True when a signature or redacted payload of `provider` belongs on a reasoning item."""
+    return provider is not None and provider.startswith(SAME_FAMILY_PREFIXES)
+
+
+INCOMPLETE_TO_STOP: Final[dict[str, StopReason]] = {
+    "max_output_tokens": "max_tokens",
+    "content_filter": "content_filter",
+}
+"""`incomplete_details.reason` -> IR stop reason; any other reason (3.x `max_messages`,
+`steered`, unknown) maps to `max_tokens` and keeps the raw value (spec/mapping.md §4)."""
+
+STOP_TO_INCOMPLETE: Final[dict[StopReason, str]] = {
+    "max_tokens": "max_output_tokens",
+    "context_window": "max_output_tokens",
+    "content_filter": "content_filter",
+}
+"""IR stop reasons that end a Responses stream with `response.incomplete` and this reason;
+every other reason ends it with `response.completed`."""
+
+CODE_TO_KIND: Final[dict[str, ErrorKind]] = {
+    "server_error": "api_error",
+    "api_error": "api_error",
+    "internal_error": "api_error",
+    "rate_limit_exceeded": "rate_limit",
+    "too_many_requests": "rate_limit",
+    "rate_limit_error": "rate_limit",
+    "insufficient_quota": "billing",
+    "billing_error": "billing",
+    "invalid_prompt": "invalid_request",
+    "invalid_request_error": "invalid_request",
+    "invalid_image": "invalid_request",
+    "invalid_image_format": "invalid_request",
+    "invalid_base64_image": "invalid_request",
+    "invalid_image_url": "invalid_request",
+    "image_too_large": "request_too_large",
+    "image_too_small": "invalid_request",
+    "image_parse_error": "invalid_request",
+    "image_content_policy_violation": "invalid_request",
+    "invalid_image_mode": "invalid_request",
+    "image_file_too_large": "request_too_large",
+    "unsupported_image_media_type": "invalid_request",
+    "empty_image_file": "invalid_request",
+    "failed_to_download_image": "invalid_request",
+    "image_file_not_found": "not_found",
+    "vector_store_timeout": "timeout",
+    "timeout": "timeout",
+    "overloaded": "overloaded",
+    "server_overloaded": "overloaded",
+    "authentication_error": "authentication",
+    "invalid_api_key": "authentication",
+    "permission_error": "permission",
+    "not_found": "not_found",
+    "not_found_error": "not_found",
+    "context_length_exceeded": "request_too_large",
+}
+"""Response error codes (and the nested `error.type` values seen live) -> IR error kind; an
+unknown code is an `api_error`."""
+
+KIND_TO_CODE: Final[dict[ErrorKind, str]] = {
+    "rate_limit": "rate_limit_exceeded",
+    "invalid_request": "invalid_prompt",
+}
+"""IR error kind -> `ResponseError.code`, a closed enum (spec/responses.md §4.5): everything
+without a closer code is `server_error`."""
+
+KIND_TO_TYPE: Final[dict[ErrorKind, str]] = {
+    "api_error": "server_error",
+    "overloaded": "server_error",
+    "rate_limit": "rate_limit_exceeded",
+    "invalid_request": "invalid_request_error",
+    "authentication": "authentication_error",
+    "permission": "permission_error",
+    "not_found": "not_found_error",
+    "request_too_large": "invalid_request_error",
+    "timeout": "timeout",
+    "billing": "insufficient_quota",
+    "truncated": "server_error",
+    "bad_input": "server_error",
+}
+"""IR error kind -> the `type` of the nested `error` object of an `error` event (OpenAI's
+error type vocabulary, spec/mapping.md §5)."""
+
+BUILTIN_PROGRESS_PREFIXES: Final = (
+    "response.web_search_call.",
+    "response.file_search_call.",
+    "response.code_interpreter_call.",
+    "response.code_interpreter_call_code.",
+    "response.mcp_call.",
+    "response.mcp_call_arguments.",
+    "response.mcp_list_tools.",
+    "response.custom_tool_call_input.",
+    "response.shell_call_command.",
+    "response.shell_call_output_content.",
+    "response.compaction.",
+)
+"""Progress events of built-in tool items (spec/responses.md §3.5). Their items are carried
+whole, from `output_item.done`, so these events add nothing and are skipped, not "unknown"."""
+
+
+class InputTokensDetails(TypedDict, total=False):
+    cached_tokens: int
+    cache_write_tokens: int
+
+
+class OutputTokensDetails(TypedDict, total=False):
+    reasoning_tokens: int
+
+
+class ResponseUsage(TypedDict, total=False):
+    """`response.usage` (spec/responses.md §4.2); both `*_details` objects are required by the
+    SDK type, so encoders always write them."""
+
+    input_tokens: int
+    input_tokens_details: InputTokensDetails
+    output_tokens: int
+    output_tokens_details: OutputTokensDetails
+    total_tokens: int
+
+
+def _int(value: Any) -> int | None:
+    return value if type(value) is int else None
+
+
+def usage_to_ir(usage: dict[str, Any]) -> Usage:
+    """`response.usage` -> IR `Usage`. Responses already uses the IR's (OpenAI) semantics:
+    input includes cached tokens, output includes reasoning."""
+    inp = usage.get("input_tokens_details")
+    out = usage.get("output_tokens_details")
+    inp = inp if type(inp) is dict else {}
+    out = out if type(out) is dict else {}
+    return Usage(
+        input_tokens=_int(usage.get("input_tokens")),
+        output_tokens=_int(usage.get("output_tokens")),
+        cache_read_tokens=_int(inp.get("cached_tokens")),
+        cache_write_tokens=_int(inp.get("cache_write_tokens")),
+        reasoning_tokens=_int(out.get("reasoning_tokens")),
+        total_tokens=_int(usage.get("total_tokens")),
+        raw=usage,
+    )
+
+
+def usage_from_ir(usage: Usage) -> dict[str, Any]:
+    """IR `Usage` -> `response.usage`: both details objects present, zeros where unknown; the
+    source's total when it gave one, else input + output (spec/mapping.md §3)."""
+    inp = usage.input_tokens or 0
+    out = usage.output_tokens or 0
+    details: dict[str, int] = {"cached_tokens": usage.cache_read_tokens or 0}
+    if usage.cache_write_tokens:
+        details["cache_write_tokens"] = usage.cache_write_tokens
+    return {
+        "input_tokens": inp,
+        "input_tokens_details": details,
+        "output_tokens": out,
+        "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens or 0},
+        "total_tokens": usage.total_tokens if usage.total_tokens is not None else inp + out,
+    }
