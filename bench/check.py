@@ -1,0 +1,110 @@
+"""Sanity check for the benchmark's own inputs and yardstick (not part of the timing).
+
+Feeds every synthetic stream, and every floor conversion of it, to the official client SDK of
+its format and checks that the SDK rebuilds the same content (text, reasoning, tool arguments,
+image sizes). This proves the streams are realistic enough for the SDKs and that the floor does
+the whole job, so a ratio to it is a fair comparison. Needs the `test` extra (openai, anthropic).
+
+    /work/venv/bin/python bench/check.py
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from floor import floor_convert
+from streams import FORMATS_OF, SCENARIOS, materialize
+
+__all__ = ["rebuild"]
+
+
+def _mock(httpx: Any, body: bytes) -> Any:
+    def handler(request: Any) -> Any:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=body)
+
+    return httpx.Client(transport=httpx.MockTransport(handler))
+
+
+def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
+    """What the official SDK for `fmt` rebuilds from `body`."""
+    if fmt == "messages":
+        import anthropic
+
+        try:  # newer anthropic releases ship their own httpx fork
+            import httpx2 as ahttpx  # type: ignore[import-not-found]
+        except ImportError:
+            import httpx as ahttpx
+        client = anthropic.Anthropic(api_key="x", base_url="http://x",
+                                     http_client=_mock(ahttpx, body))
+        with client.messages.stream(model="m", max_tokens=1, messages=[]) as stream:
+            for _ in stream:
+                pass
+            msg = stream.get_final_message()
+        return {
+            "text": "".join(b.text for b in msg.content if b.type == "text"),
+            "reasoning": "".join(b.thinking for b in msg.content if b.type == "thinking"),
+            "tools": [b.input for b in msg.content if b.type == "tool_use"],
+        }
+    import httpx
+    import openai
+
+    client = openai.OpenAI(api_key="x", base_url="http://x/v1", http_client=_mock(httpx, body))
+    if fmt == "chat":
+        with client.chat.completions.stream(model="m", messages=[]) as stream:
+            for _ in stream:
+                pass
+            done = stream.get_final_completion()
+        m = done.choices[0].message
+        extra = m.model_extra or {}
+        return {
+            "text": m.content or "",
+            "reasoning": extra.get("reasoning_content") or "",
+            "tools": [json.loads(t.function.arguments) for t in m.tool_calls or []],
+        }
+    if fmt == "responses":
+        with client.responses.stream(model="m", input="x") as stream:
+            for _ in stream:
+                pass
+            resp = stream.get_final_response()
+        return {
+            "text": resp.output_text,
+            "reasoning": "".join(s.text for o in resp.output if o.type == "reasoning"
+                                 for s in o.summary),
+            "tools": [json.loads(o.arguments) for o in resp.output if o.type == "function_call"],
+            "images": [len(o.result or "") for o in resp.output
+                       if o.type == "image_generation_call"],
+        }
+    events = list(client.images.generate(prompt="x", model="gpt-image-1", stream=True))
+    return {"images": [len(e.b64_json) for e in events if e.type.endswith("completed")]}
+
+
+def main() -> int:
+    failures = 0
+    for name in ("text_1k", "tools", "reasoning", "image"):
+        scenario = SCENARIOS[name]
+        formats = FORMATS_OF[scenario.kind]
+        for source in formats:
+            body = b"".join(materialize(source, scenario).chunks)
+            want = rebuild(source, body)
+            for target in formats:
+                out = b"".join(floor_convert(materialize(source, scenario).chunks,
+                                             source=source, target=target))
+                got = rebuild(target, out)
+                # chat's SDK keeps no reasoning_content, and a thinking-less target cannot
+                # carry it: compare only what both sides can hold.
+                bad = [k for k in got if k in want and got[k] != want[k]
+                       and not (k == "reasoning" and "" in (got[k], want[k]))]
+                status = "ok" if not bad else "MISMATCH " + ",".join(bad)
+                failures += bool(bad)
+                print(f"{name:10} {source:>9} -> {target:<9} {status}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
