@@ -9,7 +9,7 @@ terminal event is reported as truncated in the target, never as a clean stop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator
 from typing import Any, Literal
 
 from .errors import DecodeError
@@ -104,7 +104,7 @@ class Converter:
 
 
 def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",
-            report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
+            report: list[Loss] | None = None, **options: Any) -> Generator[bytes, None, None]:
     """Convert a stream of bytes from `source` format to `target` format, yielding each piece of
     output as soon as its input is in. Pass a list as `report` to receive the loss report."""
     converter = Converter(source, target, on_error=on_error, **options)
@@ -134,7 +134,7 @@ def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnEr
 
 async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
                    on_error: OnError = "raise", report: list[Loss] | None = None,
-                   **options: Any) -> AsyncIterator[bytes]:
+                   **options: Any) -> AsyncGenerator[bytes, None]:
     """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
     closes its upstream (`aclose()`) when the consumer stops early or is cancelled."""
     converter = Converter(source, target, on_error=on_error, **options)

@@ -1,0 +1,335 @@
+"""`aconvert` is the async twin of `convert`: the same output on asyncio and on trio, the upstream
+closed when the consumer stops early or is cancelled, and an upstream that fails mid-stream
+turned into a truncated target stream, never a clean end. `convert` closes its upstream too.
+
+Formats are picked up as they land (see tests/test_chunking.py for the rule).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import translate.formats
+from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from translate import Error, Stop
+from translate.convert import aconvert, convert
+from translate.formats import FORMATS, get_decoder
+
+FORMATS_DIR = Path(translate.formats.__file__).parent
+PIECE = 61  # an odd piece size, so events straddle chunk boundaries
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def ready(fmt: str) -> bool:
+    """Whether a format's package exists yet (others are written in parallel). The environment
+    variable TRANSLATE_TEST_FORMATS (e.g. "chat,images") narrows the set while one is unfinished."""
+    only = os.environ.get("TRANSLATE_TEST_FORMATS")
+    if only and fmt not in only.split(","):
+        return False
+    return (FORMATS_DIR / fmt / "__init__.py").is_file()
+
+
+def streams(fmt: str) -> list[Path]:
+    return recordings(fmt) + own_streams(fmt)
+
+
+def require(*fmts: str) -> None:
+    for fmt in fmts:
+        if not ready(fmt):
+            pytest.skip(f"format {fmt} is not written yet")
+
+
+def pieces(body: bytes) -> list[bytes]:
+    return [body[i : i + PIECE] for i in range(0, len(body), PIECE)]
+
+
+def det() -> dict[str, Any]:
+    return {"id_factory": counting_id_factory(), "clock": lambda: FIXED_TIME}
+
+
+def any_stream() -> tuple[str, bytes]:
+    """A complete stream of some available format (the upstream-handling tests need one): the
+    one with the most events among the first format that has streams, so that output starts
+    long before the input ends."""
+    for fmt in FORMATS:
+        if ready(fmt) and streams(fmt):
+            bodies = [path.read_bytes() for path in streams(fmt)]
+            return fmt, max(bodies, key=lambda body: body.count(b"\n\n"))
+    pytest.skip("no format with streams is available yet")
+
+
+def final_events(target: str, body: bytes) -> list[Any]:
+    """Decode a converted stream with the target's own decoder, strictly."""
+    decoder = get_decoder(target, strict=True)
+    return decoder.feed(body) + decoder.end()
+
+
+class Upstream:
+    """An async upstream that counts what happened to it: chunks served, `aclose()` calls."""
+
+    def __init__(self, chunks: list[bytes], *, fail_after: int | None = None) -> None:
+        self.chunks = chunks
+        self.served = 0
+        self.aclosed = 0
+        self.fail_after = fail_after
+
+    def __aiter__(self) -> Upstream:
+        return self
+
+    async def __anext__(self) -> bytes:
+        await anyio.sleep(0)  # a checkpoint, as a real network read has
+        if self.fail_after is not None and self.served >= self.fail_after:
+            raise ConnectionError("connection reset by peer")
+        if self.served >= len(self.chunks):
+            raise StopAsyncIteration
+        self.served += 1
+        return self.chunks[self.served - 1]
+
+    async def aclose(self) -> None:
+        self.aclosed += 1
+
+
+async def agen_upstream(chunks: list[bytes], log: list[str]) -> AsyncIterator[bytes]:
+    """The same as an async generator, logging its own finalisation."""
+    try:
+        for chunk in chunks:
+            await anyio.sleep(0)
+            yield chunk
+        log.append("exhausted")
+    finally:
+        log.append("closed")
+
+
+def abandoned_generator_warning(backend: str) -> contextlib.AbstractContextManager[Any]:
+    """trio still closes an async generator dropped unexhausted, but warns (ResourceWarning)
+    that `aclosing` should have been used; asyncio closes it silently."""
+    if backend == "trio":
+        return pytest.warns(ResourceWarning, match="aclosing")
+    return contextlib.nullcontext()
+
+
+# -- aconvert == convert -----------------------------------------------------------------------
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("source", FORMATS)
+async def test_aconvert_output_equals_convert_output(source: str, anyio_backend: str) -> None:
+    require(source)
+    paths = streams(source)
+    if not paths:
+        pytest.skip(f"no {source} streams here")
+    targets = [fmt for fmt in FORMATS if ready(fmt)]
+    for path in paths:
+        chunks = pieces(path.read_bytes())
+        for target in targets:
+            sync_out = list(convert(chunks, source=source, target=target, on_error="emit",
+                                    **det()))
+            sync_report: list[Any] = []
+            list(convert(chunks, source=source, target=target, on_error="emit",
+                         report=sync_report, **det()))
+            async_report: list[Any] = []
+            async_out = [out async for out in aconvert(Upstream(chunks), source=source,
+                                                       target=target, on_error="emit",
+                                                       report=async_report, **det())]
+            assert async_out == sync_out, f"{path.name}: {source} -> {target}"
+            assert async_report == sync_report
+
+
+# -- closing the upstream early ----------------------------------------------------------------
+
+
+@pytest.mark.anyio
+async def test_early_break_closes_the_upstream_without_aclosing(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    upstream = Upstream(pieces(body))
+    with abandoned_generator_warning(anyio_backend):
+        async for _ in aconvert(upstream, source=fmt, target=fmt):
+            break
+        # Without aclosing, the abandoned generator is finalised by the event loop's async
+        # generator hooks once it is garbage: give them a few turns.
+        gc.collect()
+    for _ in range(10):
+        await anyio.sleep(0)
+    assert upstream.aclosed == 1
+    assert upstream.served < len(upstream.chunks)
+
+
+@pytest.mark.anyio
+async def test_early_break_closes_the_upstream_with_aclosing(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    upstream = Upstream(pieces(body))
+    async with contextlib.aclosing(aconvert(upstream, source=fmt, target=fmt)) as outputs:
+        async for _ in outputs:
+            break
+        assert upstream.aclosed == 0
+    assert upstream.aclosed == 1  # at once, not at garbage collection
+    assert upstream.served < len(upstream.chunks)
+
+
+@pytest.mark.anyio
+async def test_early_break_finalises_an_async_generator_upstream(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    log: list[str] = []
+    async with contextlib.aclosing(aconvert(agen_upstream(pieces(body), log), source=fmt,
+                                            target=fmt)) as outputs:
+        async for _ in outputs:
+            break
+    assert log == ["closed"]
+
+
+@pytest.mark.anyio
+async def test_a_cancel_scope_closes_the_upstream(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    upstream = Upstream(pieces(body))
+    received = []
+    with anyio.CancelScope() as scope:
+        async with contextlib.aclosing(aconvert(upstream, source=fmt, target=fmt)) as outputs:
+            async for out in outputs:
+                received.append(out)
+                scope.cancel()
+                await anyio.sleep(0)  # cancelled here, in the consumer
+    assert scope.cancelled_caught
+    assert len(received) == 1
+    assert upstream.aclosed == 1
+
+
+@pytest.mark.anyio
+async def test_a_timeout_while_waiting_on_the_upstream_closes_it(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+
+    class Stalled(Upstream):
+        async def __anext__(self) -> bytes:
+            if self.served == 1:
+                await anyio.sleep_forever()  # the upstream stalls after its first chunk
+            return await super().__anext__()
+
+    upstream = Stalled(pieces(body))
+    with anyio.move_on_after(0.05) as scope:
+        async for _ in aconvert(upstream, source=fmt, target=fmt):
+            pass
+    assert scope.cancelled_caught
+    # The cancellation struck inside aconvert (waiting on the upstream), so its own `finally`
+    # closed the upstream at once, with no help from the garbage collector.
+    assert upstream.aclosed == 1
+
+
+# -- an upstream that fails -----------------------------------------------------------------
+
+
+def half_stream_then_failure(source: str) -> tuple[list[bytes], int]:
+    paths = streams(source)
+    if not paths:
+        pytest.skip(f"no {source} streams here")
+    chunks = pieces(max(paths, key=lambda p: p.stat().st_size).read_bytes())
+    return chunks, len(chunks) // 2
+
+
+def assert_truncated(target: str, body: bytes) -> None:
+    events = final_events(target, body)
+    assert not any(isinstance(e, Stop) for e in events), "a failed upstream ended cleanly"
+    assert isinstance(events[-1], Error), events[-1]
+    # The target decoder sees the target's error shape; what it maps it to depends on what the
+    # format can say, but it is never a success.
+    assert events[-1].kind in ("truncated", "api_error"), events[-1]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("source", FORMATS)
+async def test_an_upstream_that_raises_mid_stream_yields_a_truncated_target(
+    source: str, target: str, anyio_backend: str
+) -> None:
+    require(source, target)
+    chunks, half = half_stream_then_failure(source)
+    upstream = Upstream(chunks, fail_after=half)
+    out = b"".join([piece async for piece in aconvert(upstream, source=source, target=target)])
+    assert upstream.served == half
+    assert_truncated(target, out)
+    assert upstream.aclosed == 1
+
+    def failing() -> Iterator[bytes]:
+        yield from chunks[:half]
+        raise ConnectionError("connection reset by peer")
+
+    sync_out = b"".join(convert(failing(), source=source, target=target))
+    assert_truncated(target, sync_out)
+
+
+@pytest.mark.anyio
+async def test_an_upstream_that_ends_early_yields_a_truncated_target(anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    chunks = pieces(body)
+    out = b"".join([piece async for piece in aconvert(Upstream(chunks[: len(chunks) // 2]),
+                                                      source=fmt, target=fmt)])
+    assert_truncated(fmt, out)
+
+
+# -- convert and sync upstreams -----------------------------------------------------------------
+
+
+def test_convert_closes_a_sync_generator_upstream_on_early_close() -> None:
+    fmt, body = any_stream()
+    log: list[str] = []
+
+    def upstream() -> Iterator[bytes]:
+        try:
+            yield from pieces(body)
+            log.append("exhausted")
+        finally:
+            log.append("closed")
+
+    outputs = convert(upstream(), source=fmt, target=fmt)
+    next(outputs)
+    assert log == []
+    outputs.close()
+    assert log == ["closed"]
+
+
+def test_convert_closes_an_upstream_object_when_abandoned_with_contextlib_closing() -> None:
+    fmt, body = any_stream()
+
+    class Closeable:
+        def __init__(self) -> None:
+            self.closed = 0
+            self._it = iter(pieces(body))
+
+        def __iter__(self) -> Closeable:
+            return self
+
+        def __next__(self) -> bytes:
+            return next(self._it)
+
+        def close(self) -> None:
+            self.closed += 1
+
+    upstream = Closeable()
+    with contextlib.closing(convert(upstream, source=fmt, target=fmt)) as outputs:
+        for _ in outputs:
+            break
+    assert upstream.closed == 1
+
+
+def test_convert_closes_the_upstream_after_a_full_run_too() -> None:
+    fmt, body = any_stream()
+    log: list[str] = []
+
+    def upstream() -> Iterator[bytes]:
+        try:
+            yield from pieces(body)
+        finally:
+            log.append("closed")
+
+    assert b"".join(convert(upstream(), source=fmt, target=fmt))
+    assert log == ["closed"]
