@@ -1,0 +1,291 @@
+"""The `stream-translate` command (also `python -m translate`): convert a stream on stdin or in a
+file, live, and write the target stream to stdout.
+
+This module owns the I/O the core refuses to do: it reads the raw file descriptor with
+`os.read` (which returns whatever bytes have arrived, so the command works inside a pipe on a
+live stream), hands each piece to the decoder at once, and flushes what the encoder produced
+before it reads again. It also owns the bundled example streams (`translate/examples/*.sse`).
+
+Theory of operation: a `Converter` routes the options and holds the loss report; the loop below
+drives its decoder and encoder itself (rather than `Converter.feed`) so that it can see the IR
+events go by and tell a truncated or failed upstream apart from a clean end.
+
+Exit status: 0 when the input was converted (a truncated upstream included: the target stream
+is finished as truncated and a note goes to stderr), 1 on bad input or an I/O failure of the
+upstream, 2 on a usage error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from importlib import resources
+from typing import TYPE_CHECKING, BinaryIO, TextIO
+
+from pydantic_core import to_json
+
+from .convert import Converter
+from .errors import DecodeError, TranslateError
+from .events import EVENT_LIST, Error, Event
+from .formats import FORMATS, Decoder, decoder_class, encoder_class
+from .report import Loss, LossReport
+
+if TYPE_CHECKING:
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
+
+__all__ = ["examples", "main", "read_chunks"]
+
+PROG = "stream-translate"
+READ_SIZE = 64 * 1024
+"""The most bytes one `os.read` asks for; a pipe returns fewer as soon as some arrived."""
+
+_EPILOG = """\
+examples:
+  stream-translate --example chat-tools --to messages
+  stream-translate --from chat --to responses recorded.sse
+  curl -sN https://api.openai.com/v1/chat/completions -d @req.json ... \\
+    | stream-translate --from chat --to messages
+  stream-translate --example messages-thinking --events
+  stream-translate --from responses --to chat --report < stream.sse > out.sse
+  stream-translate --list-examples
+
+Exit status: 0 converted (also when the upstream was truncated: the output then ends in the
+target's error shape and a note goes to stderr); 1 bad input; 2 usage error.
+"""
+
+
+# -- bundled examples ---------------------------------------------------------------------------
+
+
+def _example_dir() -> Traversable:
+    return resources.files("translate").joinpath("examples")
+
+
+def examples() -> dict[str, str]:
+    """The bundled example streams: name -> one-line description (from the stream's leading
+    `: ...` comment line, which every SSE decoder skips)."""
+    found: dict[str, str] = {}
+    for entry in sorted(_example_dir().iterdir(), key=lambda e: e.name):
+        if not entry.name.endswith(".sse"):
+            continue
+        name = entry.name[: -len(".sse")]
+        first = entry.read_bytes().split(b"\n", 1)[0].decode()
+        prefix = f": {PROG} example {name}: "
+        found[name] = first[len(prefix) :] if first.startswith(prefix) else ""
+    return found
+
+
+def _example_format(name: str) -> str:
+    """The format of an example, from its name (`chat-tools` -> `chat`)."""
+    return name.split("-", 1)[0]
+
+
+# -- input ------------------------------------------------------------------------------------
+
+
+def read_chunks(fd: int, size: int = READ_SIZE) -> Iterator[bytes]:
+    """Yield the bytes of `fd` as they arrive (one `os.read` per piece) until end of file."""
+    while True:
+        chunk = os.read(fd, size)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\r", "\\r").replace("\n", "\\n")
+
+
+def _describe(exc: TranslateError) -> str:
+    """`chat: invalid JSON (...) (at event 3, byte 120): 'excerpt'`, on one line."""
+    where = []
+    if exc.event is not None:
+        where.append(f"event {exc.event}")
+    if exc.offset is not None:
+        where.append(f"byte {exc.offset}")
+    text = exc.message
+    if where:
+        text += f" (at {', '.join(where)})"
+    if exc.data:
+        excerpt = exc.data if len(exc.data) <= 60 else exc.data[:60] + "..."
+        text += f": {excerpt!r}"
+    return _one_line(text)
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Convert an LLM streaming response (server-sent events) from one wire "
+        "format to another, live: reads FILE (or stdin) incrementally and writes each "
+        "converted event to stdout as soon as it is complete.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("file", nargs="?", metavar="FILE",
+                        help="the source stream (default: stdin; '-' is stdin too)")
+    parser.add_argument("--from", dest="source", choices=FORMATS, metavar="FORMAT",
+                        help=f"the source format: {', '.join(FORMATS)} "
+                        "(default with --example: the example's format)")
+    parser.add_argument("--to", dest="target", choices=FORMATS, metavar="FORMAT",
+                        help="the target format")
+    parser.add_argument("--events", action="store_true",
+                        help="print the decoded IR events as JSON lines instead of converting")
+    parser.add_argument("--example", metavar="NAME",
+                        help="read a bundled example stream instead of FILE (see --list-examples)")
+    parser.add_argument("--list-examples", action="store_true",
+                        help="list the bundled example streams and exit")
+    parser.add_argument("--report", action="store_true",
+                        help="after the stream, print the loss report to stderr as JSON lines")
+    parser.add_argument("--on-error", choices=("raise", "emit"), default="raise",
+                        help="bad input: 'raise' stops with an error (default); 'emit' also "
+                        "finishes the output with the target format's error event")
+    parser.add_argument("--strict", action="store_true",
+                        help="treat unknown event types and unexpected shapes as bad input")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; returns the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    stdout: BinaryIO = sys.stdout.buffer
+    stderr: TextIO = sys.stderr
+
+    if args.list_examples:
+        for name, description in examples().items():
+            stdout.write(f"{name:<20} {description}\n".encode())
+        stdout.flush()
+        return 0
+
+    if args.example is not None:
+        known = examples()
+        if args.example not in known:
+            parser.error(f"unknown example {args.example!r}; one of: {', '.join(known)}")
+        if args.file is not None:
+            parser.error("give either FILE or --example, not both")
+        args.source = args.source or _example_format(args.example)
+    if args.source is None:
+        parser.error("--from FORMAT is required (unless --example gives it)")
+    if args.events == (args.target is not None):
+        parser.error("give --to FORMAT to convert, or --events to print the IR events")
+
+    try:
+        decoder_class(args.source)
+        if args.target is not None:
+            encoder_class(args.target)
+    except (ImportError, AttributeError) as exc:
+        stderr.write(f"{PROG}: a format is not available in this installation: {exc}\n")
+        return 2
+
+    fd = -1
+    try:
+        if args.example is not None:
+            chunks: Iterator[bytes] = iter([_example_dir().joinpath(f"{args.example}.sse")
+                                            .read_bytes()])
+        elif args.file in (None, "-"):
+            chunks = read_chunks(sys.stdin.fileno())
+        else:
+            fd = os.open(args.file, os.O_RDONLY)
+            chunks = read_chunks(fd)
+    except OSError as exc:
+        stderr.write(f"{PROG}: cannot read {args.file}: {exc.strerror}\n")
+        return 2
+
+    try:
+        return _run(args, chunks, stdout, stderr)
+    except BrokenPipeError:
+        # The reader went away (`| head`): stop quietly, and keep Python from complaining
+        # while it flushes stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stdout.fileno())
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
+         stderr: TextIO) -> int:
+    options = {"strict": True} if args.strict else {}
+    decoder: Decoder
+    report: LossReport
+    render: Callable[[list[Event]], bytes]
+    finish: Callable[[], bytes]
+    if args.events:
+        report = LossReport()
+        decoder = decoder_class(args.source)(report=report, **options)
+
+        def render(events: list[Event]) -> bytes:
+            dumped = EVENT_LIST.dump_python(events, mode="json")
+            return b"".join([to_json(item) + b"\n" for item in dumped])
+
+        def finish() -> bytes:
+            return b""
+
+    else:
+        converter = Converter(args.source, args.target, on_error=args.on_error, **options)
+        report, decoder, encoder = converter.report, converter.decoder, converter.encoder
+
+        def render(events: list[Event]) -> bytes:
+            return b"".join([encoder.encode(event) for event in events])
+
+        finish = encoder.end
+
+    terminal: list[Error] = []
+
+    def emit(events: list[Event]) -> None:
+        if not events:
+            return
+        terminal.extend(e for e in events if isinstance(e, Error))
+        out = render(events)
+        if out:
+            stdout.write(out)
+            stdout.flush()  # relay each event as soon as it is complete
+
+    status = 0
+    try:
+        try:
+            for chunk in chunks:
+                emit(decoder.feed(chunk))
+        except OSError as exc:  # the upstream failed mid-read: a truncation, like Converter.abort
+            emit([Error(kind="truncated", message=f"{args.source}: upstream failed: {exc}")])
+            stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
+            status = 1
+        else:
+            emit(decoder.end())
+    except DecodeError as exc:
+        stderr.write(f"{PROG}: {_describe(exc)}\n")
+        if args.on_error == "raise" or args.events:
+            _write_report(args, report.entries, stderr)
+            return 1
+        emit([Error(kind="bad_input", message=str(exc))])
+        status = 1
+    tail = finish()
+    if tail:
+        stdout.write(tail)
+        stdout.flush()
+    if status == 0 and terminal:
+        error = terminal[0]
+        what = "truncated" if error.kind == "truncated" else f"failed ({error.kind})"
+        stderr.write(f"{PROG}: note: the upstream stream {what}: {_one_line(error.message)}\n")
+    _write_report(args, report.entries, stderr)
+    return status
+
+
+def _write_report(args: argparse.Namespace, entries: list[Loss], stderr: TextIO) -> None:
+    if args.report:
+        for loss in entries:
+            stderr.write(json.dumps(dataclasses.asdict(loss), ensure_ascii=False) + "\n")
+        stderr.flush()
