@@ -21,7 +21,8 @@ given (a responses or chat source always says "generation").
   unchanged. Otherwise usage is rebuilt (`wire.usage_from_ir`) and what had to be made up is
   in the loss report.
 - Text, refusals, reasoning, tool calls and opaque blocks have no place in an image stream: one
-  loss entry per block, and the stream still ends with `[DONE]`.
+  loss entry per block (text-like blocks only once they hold text), and the stream still ends
+  with `[DONE]`.
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ __all__ = ["ImagesEncoder"]
 
 _DONE = b"data: [DONE]\n\n"
 
-_DROPPED_KIND = {
+_DROPPED_KIND: dict[str, tuple[str, str]] = {
     "text": ("text", "image streams carry no text"),
     "refusal": ("refusal", "image streams carry no refusal text"),
     "thinking": ("thinking", "image streams carry no reasoning"),
@@ -102,6 +103,7 @@ class ImagesEncoder(Encoder):
         self._images: dict[int, _Image] = {}
         self._pending: list[ImageDone] = []  # completed images waiting for their usage
         self._usage: Usage | None = None  # the last usage snapshot
+        self._silent: dict[int, str] = {}  # dropped text-like blocks with no text so far
         self._stopped = False
         self._failed = False
 
@@ -127,9 +129,18 @@ class ImagesEncoder(Encoder):
             case BlockStart():
                 if event.kind == "image":
                     self._images[event.index] = _Image()
+                elif event.kind in ("text", "refusal", "thinking"):
+                    # Reported at its first non-empty delta: an empty text block (a Responses
+                    # message item next to an image) loses nothing.
+                    self._silent[event.index] = event.kind
                 else:
-                    what, detail = _DROPPED_KIND[event.kind]
-                    self.report.add("encode", self.format, what, detail)
+                    self._drop(event.kind)
+                return b""
+            case TextDelta() | RefusalDelta() | ThinkingDelta():
+                if event.text:
+                    kind = self._silent.pop(event.index, None)
+                    if kind is not None:
+                        self._drop(kind)
                 return b""
             case Stop():
                 self._stopped = True
@@ -151,8 +162,7 @@ class ImagesEncoder(Encoder):
                 self.report.add("encode", self.format, "signature",
                                 "image streams carry no reasoning signatures")
                 return b""
-            case BlockEnd() | TextDelta() | RefusalDelta() | ThinkingDelta() | ToolArgsDelta() \
-                    | Ping():
+            case BlockEnd() | ToolArgsDelta() | Ping():
                 return b""  # dropped blocks were reported at their BlockStart
             case _:
                 if TYPE_CHECKING:
@@ -169,6 +179,10 @@ class ImagesEncoder(Encoder):
         return out + _DONE
 
     # -- writing ----------------------------------------------------------------------------
+
+    def _drop(self, kind: str) -> None:
+        what, detail = _DROPPED_KIND[kind]
+        self.report.add("encode", self.format, what, detail)
 
     def _image(self, index: int) -> _Image:
         image = self._images.get(index)
@@ -215,9 +229,9 @@ class ImagesEncoder(Encoder):
                 self.report.add("encode", self.format, "image",
                                 "the source stream did not carry the final image data")
                 continue
-            usage, made_up = usage_from_ir(self._usage, self._same_origin)
-            if made_up is not None:
-                self.report.add("encode", self.format, "usage", made_up)
+            usage, notes = usage_from_ir(self._usage, self._same_origin)
+            for note in notes:
+                self.report.add("encode", self.format, "usage", note)
             image = self._image(done.index)
             op = self._operation or done.operation
             out.append(self._frame(COMPLETED_EVENT_NAME[op], {

@@ -120,23 +120,25 @@ def usage_to_ir(usage: dict[str, Any]) -> Usage:
     )
 
 
-def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any], str | None]:
-    """IR -> images usage, and what had to be made up (None when nothing was).
+def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any], list[str]]:
+    """IR -> images usage, and notes on what had to be made up or left out (for the loss
+    report; empty when nothing was).
 
     Same-origin usage is written back unchanged. Otherwise the image/text split of the input
     is taken from `raw` when it carries one (any format may pass it through), else all input
-    is counted as text; a missing total is input + output (images usage has no reasoning
-    tokens whose semantics could differ)."""
+    is counted as text; cache reads go to `input_tokens_details.cached_tokens` (the name the
+    other OpenAI usage objects use; the SDK keeps extra keys); a missing total is input +
+    output (images usage has no reasoning tokens whose semantics could differ)."""
     if usage is None:
         return (
             {"input_tokens": 0, "input_tokens_details": {"image_tokens": 0, "text_tokens": 0},
              "output_tokens": 0, "total_tokens": 0},
-            "the source reported no usage; zeros written",
+            ["usage not known when the completed event was written; zeros written"],
         )
     raw = usage.raw
     if same_origin and raw is not None:
-        return raw, None
-    made_up = None
+        return raw, []
+    notes = []
     inp = usage.input_tokens or 0
     out = usage.output_tokens or 0
     details = raw.get("input_tokens_details") if raw is not None else None
@@ -145,12 +147,18 @@ def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any
         split = {"image_tokens": details["image_tokens"], "text_tokens": details["text_tokens"]}
     else:
         split = {"image_tokens": 0, "text_tokens": inp}
-        made_up = "the source has no image/text split of input tokens; all counted as text"
+        notes.append("the source has no image/text split of input tokens; all counted as text")
+    if usage.cache_read_tokens is not None:
+        split["cached_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens:
+        notes.append("images usage has no field for cache writes")
+    if usage.reasoning_tokens:
+        notes.append("images usage has no field for reasoning tokens")
     total = usage.total_tokens if usage.total_tokens is not None else inp + out
     return (
         {"input_tokens": inp, "input_tokens_details": split, "output_tokens": out,
          "total_tokens": total},
-        made_up,
+        notes,
     )
 
 
