@@ -410,12 +410,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="no text_100k, 3 runs, no memory runs: under a minute")
     ap.add_argument("--json", action="store_true", help="machine-readable output on stdout")
+    ap.add_argument("--save", metavar="FILE", help="also write the --json document to FILE")
+    ap.add_argument("--load", metavar="FILE",
+                    help="print the table of a saved --json document instead of running")
     ap.add_argument("--profile", metavar="CELL",
                     help="cProfile one cell (SOURCE->TARGET/SCENARIO) instead of the table")
     ap.add_argument("--top", type=int, default=30, help="profile lines to print")
     ap.add_argument("--sort", default="tottime", help="profile sort key (tottime, cumulative)")
     args = ap.parse_args(argv)
 
+    if args.load:
+        doc = json.loads(Path(args.load).read_text())
+        fields = set(Cell.__dataclass_fields__)
+        loaded = [Cell(**{k: v for k, v in c.items() if k in fields}) for c in doc["cells"]]
+        print(render(loaded, doc["skipped"], doc["settings"]["runs"],
+                     doc["settings"]["memory"] != "none"))
+        return 0
     if args.profile:
         print(profile(args.profile, args.top, args.sort))
         return 0
@@ -462,18 +472,21 @@ def main(argv: list[str] | None = None) -> int:
         measure(cell, streams[key], runs, memory, log)
     elapsed = time.perf_counter() - started
 
+    doc = {
+        "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
+                    "cpus": os.cpu_count()},
+        "settings": {"runs": runs, "chunk_size": CHUNK_SIZE, "memory": memory_mode,
+                     "formats": formats, "scenarios": scenarios},
+        "availability": status,
+        "skipped": skipped + [f"{c.name}: {c.skipped}" for c in cells if c.skipped],
+        "cells": [c.as_json() for c in cells if not c.skipped],
+        "summary": summary([c for c in cells if not c.skipped]),
+        "seconds": elapsed,
+    }
+    if args.save:
+        Path(args.save).write_text(json.dumps(doc, indent=2))
     if args.json:
-        print(json.dumps({
-            "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                        "cpus": os.cpu_count()},
-            "settings": {"runs": runs, "chunk_size": CHUNK_SIZE, "memory": memory_mode,
-                         "formats": formats, "scenarios": scenarios},
-            "availability": status,
-            "skipped": skipped + [f"{c.name}: {c.skipped}" for c in cells if c.skipped],
-            "cells": [c.as_json() for c in cells if not c.skipped],
-            "summary": summary(cells),
-            "seconds": elapsed,
-        }, indent=2))
+        print(json.dumps(doc, indent=2))
     else:
         print(f"stream-translate benchmark: Python {sys.version.split()[0]}, "
               f"{os.cpu_count()} CPUs, 16 KiB input chunks, median of {runs} runs, "
