@@ -19,20 +19,28 @@ from translate.formats.messages.wire import STOP_TO_IR
 
 from . import Summary, ToolCall
 
-__all__ = ["summarize"]
+__all__ = ["final_message", "summarize"]
 
 
-def summarize(client: httpx.Client | httpx2.Client) -> Summary:
+def final_message(client: httpx.Client | httpx2.Client, *, beta: bool = False) -> Any:
+    """The SDK's final message for the stream `client` serves (the beta helper also
+    accumulates beta blocks such as `mcp_tool_use` input and `compaction` content)."""
     if not isinstance(client, httpx2.Client):
         client = httpx2.Client(transport=_Bridge(client))
     sdk = anthropic.Anthropic(api_key="x", base_url="http://test", http_client=client,
                               max_retries=0)
+    messages = sdk.beta.messages if beta else sdk.messages
+    with messages.stream(model="m", max_tokens=1024,
+                         messages=[{"role": "user", "content": "hi"}]) as stream:
+        return stream.get_final_message()
+
+
+def summarize(client: httpx.Client | httpx2.Client) -> Summary:
     summary = Summary()
     try:
-        with sdk.messages.stream(model="m", max_tokens=1024,
-                                 messages=[{"role": "user", "content": "hi"}]) as stream:
-            message = stream.get_final_message()
-    except (anthropic.AnthropicError, ValueError, RuntimeError) as exc:
+        message = final_message(client)
+    # AssertionError: the helper asserts it saw a message_start (none without `event:` lines).
+    except (anthropic.AnthropicError, ValueError, RuntimeError, AssertionError) as exc:
         summary.stop = "error"
         summary.error = f"{type(exc).__name__}: {exc}"
         return summary

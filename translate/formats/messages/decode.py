@@ -68,6 +68,8 @@ _KINDS: dict[str, BlockKind] = {
     "tool_use": "tool_call",
 }
 
+_TOOL_FIELDS = frozenset({"type", "id", "name", "input"})
+
 
 class _Block:
     """One wire block between its start and its stop."""
@@ -189,8 +191,11 @@ class MessagesDecoder(Decoder):
             return [BlockStart(index=ir, kind="redacted_thinking",
                                data=data if type(data) is str else "", provider=SIGNATURE_FORMAT)]
         tool_id, name = block.get("id"), block.get("name")
+        # Fields beyond the four we model (2.x `caller`, `toolset_name`) ride along in `raw`
+        # so that a messages target can write the same skeleton.
+        extra = {k: v for k, v in block.items() if k not in _TOOL_FIELDS}
         return [BlockStart(index=ir, kind="tool_call", id=tool_id if type(tool_id) is str else None,
-                           name=name if type(name) is str else None)]
+                           name=name if type(name) is str else None, raw=extra or None)]
 
     def _on_content_block_delta(self, payload: dict[str, Any]) -> list[Event]:
         index = self._index(payload, "content_block_delta")

@@ -236,6 +236,10 @@ class MessagesEncoder(Encoder):
         return self._fail_stream(event)
 
     def _write_ping(self, event: Event) -> bytes:
+        if self._state is _State.PENDING:
+            # Keep the source's order (message_start first). Only a Usage right after
+            # MessageStart could still improve message_start, and it comes before any ping.
+            return self._ensure_started() + _PING
         return b"" if self._state is _State.DONE else _PING
 
     # -- blocks ---------------------------------------------------------------------------------
@@ -277,6 +281,8 @@ class MessagesEncoder(Encoder):
             self._tool_used = True
             content = {"type": "tool_use", "id": start.id or self.id_factory("toolu_"),
                        "name": start.name or "", "input": {}}
+            if self._same and start.raw:
+                content.update(start.raw)  # extra skeleton fields (`caller`) from a messages source
         elif kind == "redacted_thinking":
             content = {"type": "redacted_thinking", "data": start.data or ""}
         else:  # opaque, same format: the complete block, already accumulated
