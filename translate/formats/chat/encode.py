@@ -259,6 +259,9 @@ class ChatEncoder(Encoder):
                 block.id = detail_id if type(detail_id) is str else None
             if self._dialect is None:
                 self._choose_dialect(raw)
+            elif (self._plain is None and self.reasoning == "auto" and raw is not None
+                  and self._dialect == "reasoning_details" and raw.get("plain") in DIALECTS):
+                self._plain = raw["plain"]  # the first block was redacted: no flat text there
             return b"" if self._role else self._role_chunk("")
         if kind == "refusal":
             return b"" if self._role else self._chunk_role_refusal()
