@@ -510,6 +510,32 @@ def test_every_encoder_output_decodes_strictly_and_keeps_its_images(events: list
     assert isinstance(terminal, Stop) <= source_ok
 
 
+_BODIES = [p.read_bytes() for p in STREAMS]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_BODIES), st.data())
+def test_damaged_streams_give_events_or_a_decode_error_never_a_crash(body: bytes,
+                                                                     data: st.DataObject) -> None:
+    where = data.draw(st.integers(0, len(body)))
+    junk = data.draw(st.sampled_from([b"", b"\n", b"\n\n", b"}", b'"', b"data: 1\n\n",
+                                      b"data: [DONE]\n\n", b'data: {"type":null}\n\n',
+                                      b'data: {"type":"error","error":"x"}\n\n',
+                                      b'data: {"type":"image_edit.completed","usage":7}\n\n',
+                                      b"\xff"]))
+    cut = data.draw(st.integers(where, len(body)))
+    damaged = body[:where] + junk + body[cut:]
+    strict = data.draw(st.booleans())
+    chunk = data.draw(st.integers(1, 512))
+    try:
+        events = decode(damaged, strict=strict, chunk=chunk)
+    except DecodeError as exc:
+        assert exc.format in ("images", "sse") and str(exc).startswith("images")
+        return
+    assert isinstance(events[0], MessageStart) and isinstance(events[-1], Stop | Error)
+    assert sum(isinstance(e, Stop | Error) for e in events) == 1
+
+
 # -- linear time on a multi-megabyte image ------------------------------------------------
 
 
