@@ -290,6 +290,9 @@ def frame(event: bytes | None, payload: bytes) -> bytes:
     U+2028/U+2029, which JSON allows but some JavaScript clients mishandle (spec §4.3)."""
     if b"\xe2\x80" in payload:
         payload = payload.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    if len(payload) > 65536:  # a big image: one join copies it once, chained `+` three times
+        return b"".join((b"event: ", event, b"\ndata: ", payload, b"\n\n") if event is not None
+                        else (b"data: ", payload, b"\n\n"))
     if event is None:
         return b"data: " + payload + b"\n\n"
     return b"event: " + event + b"\ndata: " + payload + b"\n\n"
