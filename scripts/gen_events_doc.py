@@ -80,7 +80,8 @@ def _class_section(node: ast.ClassDef) -> list[str]:
 
 
 def _alias_section(name: str, code: str, doc: str | None) -> list[str]:
-    lines = [f"### `{name}`", "", "```python", f"{name} = {code}", "```", ""]
+    lines = [f"### `{name}`", "", "<!-- not-runnable: a definition from translate/events.py -->",
+             "```python", f"{name} = {code}", "```", ""]
     if doc:
         lines += [doc, ""]
     return lines

@@ -287,9 +287,10 @@ def _upstream_message(raw: bytes) -> str:
 
 
 async def _upstream_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The upstream's raw bytes; closing this generator closes the upstream connection."""
+    """The upstream body (content-encoding undone); closing this generator closes the upstream
+    connection."""
     try:
-        async for chunk in response.aiter_raw():
+        async for chunk in response.aiter_bytes():
             yield chunk
     finally:
         with anyio.CancelScope(shield=True):  # a client disconnect cancels us: close anyway
