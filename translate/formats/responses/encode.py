@@ -108,6 +108,10 @@ class _Block:
 
 _IMAGE_FIELDS = ("background", "output_format", "quality", "size")
 
+_FAST: dict[type, str] = {TextDelta: "text", ToolArgsDelta: "tool_call"}
+_TEXT_DELTA = b"response.output_text.delta"
+_ARGS_DELTA = b"response.function_call_arguments.delta"
+
 
 class ResponsesEncoder(Encoder):
     """Encodes IR events as an OpenAI Responses stream that `client.responses.stream(...)`
@@ -135,6 +139,26 @@ class ResponsesEncoder(Encoder):
     # -- entry points ---------------------------------------------------------------------------
 
     def _encode(self, event: Event) -> bytes:
+        # Hot path: a text or argument fragment of the block being written is one event,
+        # built and serialised directly (no match, no buffering, no dict merge).
+        kind = type(event)
+        if kind is TextDelta or kind is ToolArgsDelta:
+            block = self._blocks.get(event.index)  # type: ignore[union-attr]
+            if (block is not None and block.buffer is None and not block.ended
+                    and block.item is not None and block.start.kind == _FAST[kind]):
+                text: str = event.text if kind is TextDelta else event.json  # type: ignore[union-attr]
+                block.frags.append(text)
+                item = block.item
+                seq = self._seq
+                self._seq = seq + 1
+                if kind is TextDelta:
+                    return self._frame(_TEXT_DELTA, {
+                        "type": "response.output_text.delta", "sequence_number": seq,
+                        "item_id": item.body["id"], "output_index": item.index,
+                        "content_index": block.part, "delta": text, "logprobs": []})
+                return self._frame(_ARGS_DELTA, {
+                    "type": "response.function_call_arguments.delta", "sequence_number": seq,
+                    "item_id": item.body["id"], "output_index": item.index, "delta": text})
         state = self._state
         if state is _State.DONE:
             if type(event) is Usage:
