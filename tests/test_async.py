@@ -160,8 +160,10 @@ async def test_early_break_closes_the_upstream_without_aclosing(anyio_backend: s
         # Without aclosing, the abandoned generator is finalised by the event loop's async
         # generator hooks once it is garbage: give them a few turns.
         gc.collect()
-    for _ in range(10):
-        await anyio.sleep(0)
+        for _ in range(100):
+            if upstream.aclosed:
+                break
+            await anyio.sleep(0)
     assert upstream.aclosed == 1
     assert upstream.served < len(upstream.chunks)
 

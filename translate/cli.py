@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from importlib import resources
-from typing import TYPE_CHECKING, BinaryIO, TextIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from pydantic_core import to_json
 
@@ -45,6 +46,9 @@ __all__ = ["examples", "main", "read_chunks"]
 PROG = "stream-translate"
 READ_SIZE = 64 * 1024
 """The most bytes one `os.read` asks for; a pipe returns fewer as soon as some arrived."""
+
+DETERMINISTIC_TIME = 1_700_000_000.0
+"""The clock of `--deterministic` (the same fixed time as the test suite's)."""
 
 _EPILOG = """\
 examples:
@@ -151,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
                         "finishes the output with the target format's error event")
     parser.add_argument("--strict", action="store_true",
                         help="treat unknown event types and unexpected shapes as bad input")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="reproducible output: counting ids (msg_000...001) and a fixed "
+                        f"clock ({DETERMINISTIC_TIME:.0f}), e.g. to write test fixtures")
     return parser
 
 
@@ -218,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
          stderr: TextIO) -> int:
-    options = {"strict": True} if args.strict else {}
+    options: dict[str, Any] = {"strict": True} if args.strict else {}
     decoder: Decoder
     report: LossReport
     render: Callable[[list[Event]], bytes]
@@ -235,6 +242,10 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
             return b""
 
     else:
+        if args.deterministic:
+            counter = itertools.count(1)
+            options["id_factory"] = lambda prefix: f"{prefix}{next(counter):024d}"
+            options["clock"] = lambda: DETERMINISTIC_TIME
         converter = Converter(args.source, args.target, on_error=args.on_error, **options)
         report, decoder, encoder = converter.report, converter.decoder, converter.encoder
 
@@ -256,15 +267,18 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
 
     status = 0
     try:
-        try:
-            for chunk in chunks:
-                emit(decoder.feed(chunk))
-        except OSError as exc:  # the upstream failed mid-read: a truncation, like Converter.abort
-            emit([Error(kind="truncated", message=f"{args.source}: upstream failed: {exc}")])
-            stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
-            status = 1
-        else:
-            emit(decoder.end())
+        while True:
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                emit(decoder.end())
+                break
+            except OSError as exc:  # the upstream failed mid-read: a truncation (Converter.abort)
+                emit([Error(kind="truncated", message=f"{args.source}: upstream failed: {exc}")])
+                stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
+                status = 1
+                break
+            emit(decoder.feed(chunk))
     except DecodeError as exc:
         stderr.write(f"{PROG}: {_describe(exc)}\n")
         if args.on_error == "raise" or args.events:
@@ -278,8 +292,8 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
         stdout.flush()
     if status == 0 and terminal:
         error = terminal[0]
-        what = "truncated" if error.kind == "truncated" else f"failed ({error.kind})"
-        stderr.write(f"{PROG}: note: the upstream stream {what}: {_one_line(error.message)}\n")
+        what = "was truncated" if error.kind == "truncated" else f"reported an error ({error.kind})"
+        stderr.write(f"{PROG}: note: the upstream {what}: {_one_line(error.message)}\n")
     _write_report(args, report.entries, stderr)
     return status
 
