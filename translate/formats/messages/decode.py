@@ -127,10 +127,7 @@ class MessagesDecoder(Decoder):
             what = "before message_start"
         else:
             what = "before message_stop"
-        for block in self._blocks.values():
-            if block.ir < 0:
-                self.report.add("decode", self.format, "opaque_block",
-                                f"{block.block.get('type')} block cut off before its stop")
+        self._drop_cut_off()
         out.append(self._truncated(what))
         return out
 
@@ -198,36 +195,39 @@ class MessagesDecoder(Decoder):
                            name=name if type(name) is str else None, raw=extra or None)]
 
     def _on_content_block_delta(self, payload: dict[str, Any]) -> list[Event]:
-        index = self._index(payload, "content_block_delta")
-        block = self._blocks.get(index)
+        # The hot path. Open blocks exist only inside the message, so finding one proves the
+        # state; the checks with their error messages run only when it is missing.
+        index = payload.get("index")
+        block = self._blocks.get(index) if type(index) is int else None
         if block is None:
-            self._out_of_order("content_block_delta", index)
+            self._out_of_order("content_block_delta", self._index(payload, "content_block_delta"))
         delta = payload.get("delta")
         if type(delta) is not dict:
             self._fail(f"content_block_delta for index {index} without a delta object")
         dtype = delta.get("type")
-        if block.kind == "opaque":
+        kind = block.kind
+        # The common deltas first: one string compare each, no table of closures per event.
+        if dtype == "text_delta" and kind == "text":
+            text = delta.get("text")
+            return [TextDelta(index=block.ir, text=text)] if type(text) is str and text else []
+        if kind == "opaque":
             return self._opaque_delta(block, delta)
         ir = block.ir
-        # The common deltas first: one string compare each, no table of closures per event.
-        if dtype == "text_delta" and block.kind == "text":
-            text = delta.get("text")
-            return [TextDelta(index=ir, text=text)] if type(text) is str and text else []
-        if dtype == "input_json_delta" and block.kind == "tool_call":
+        if dtype == "input_json_delta" and kind == "tool_call":
             fragment = delta.get("partial_json")
             block.args_seen = True
             if type(fragment) is str and fragment:
                 return [ToolArgsDelta(index=ir, json=fragment)]
             return []  # the first fragment is often "": nothing to carry
-        if dtype == "thinking_delta" and block.kind == "thinking":
+        if dtype == "thinking_delta" and kind == "thinking":
             text = delta.get("thinking")
             return [ThinkingDelta(index=ir, text=text)] if type(text) is str and text else []
-        if dtype == "signature_delta" and block.kind == "thinking":
+        if dtype == "signature_delta" and kind == "thinking":
             signature = delta.get("signature")
             if type(signature) is not str:
                 self._fail("signature_delta without a signature string")
             return [SignatureDelta(index=ir, signature=signature, provider=SIGNATURE_FORMAT)]
-        if dtype == "citations_delta" and block.kind == "text":
+        if dtype == "citations_delta" and kind == "text":
             citation = delta.get("citation")
             if type(citation) is not dict:
                 self._fail("citations_delta without a citation object")
@@ -291,6 +291,7 @@ class MessagesDecoder(Decoder):
         if self._state is _State.IDLE:
             out.append(MessageStart(origin=self.format))
         self._state = _State.DONE
+        self._drop_cut_off()
         error = payload.get("error")
         if type(error) is not dict:
             error = {}
@@ -305,6 +306,14 @@ class MessagesDecoder(Decoder):
         return out
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def _drop_cut_off(self) -> None:
+        """The stream failed: opaque blocks still open were never emitted; say so."""
+        for block in self._blocks.values():
+            if block.kind == "opaque":
+                self.report.add("decode", self.format, "opaque_block",
+                                f"{block.block.get('type')} block cut off before its stop")
+        self._blocks.clear()
 
     def _index(self, payload: dict[str, Any], what: str) -> int:
         if self._state is not _State.OPEN:

@@ -42,6 +42,8 @@ import enum
 from collections.abc import Callable
 from typing import Any
 
+from pydantic_core import to_json
+
 from ...errors import EncodeError
 from ...events import (
     BlockEnd,
@@ -58,6 +60,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...sse import frame
 from .._base import Encoder
 from .wire import ANTHROPIC_FAMILY, IR_TO_ERROR, IR_TO_STOP, START_ONLY_USAGE, usage_from_ir
 
@@ -68,6 +71,12 @@ DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
 
 _PING = b'event: ping\ndata: {"type":"ping"}\n\n'
 _MESSAGE_STOP = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+_DELTA = b"content_block_delta"
+# The hot path writes a delta as its block's cached JSON prefix + one `to_json` of the fragment:
+# the same bytes as serialising the whole dict, without building it for every fragment.
+_TEXT = b'text_delta","text":'
+_THINKING = b'thinking_delta","thinking":'
+_ARGS = b'input_json_delta","partial_json":'
 
 _Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta | Citation
 
@@ -82,7 +91,8 @@ class _State(enum.Enum):
 class _Block:
     """One IR block: on the wire, waiting its turn, or dropped."""
 
-    __slots__ = ("ended", "held", "index", "signature", "skip", "start", "wire")
+    __slots__ = ("ended", "held", "index", "prefix", "signature", "skip", "start", "wire",
+                 "wire_kind")
 
     def __init__(self, start: BlockStart, skip: bool) -> None:
         self.start = start
@@ -92,6 +102,9 @@ class _Block:
         self.held: list[_Delta] = []  # deltas that arrived while waiting
         self.ended = False  # BlockEnd arrived while waiting
         self.signature: str | None = None  # the last Anthropic signature, written at the stop
+        # The delta family this block accepts on the hot path ("text" for text and refusal).
+        self.wire_kind = "text" if start.kind == "refusal" else start.kind
+        self.prefix = b""  # `{"type":"content_block_delta","index":N,"delta":{"type":"` once open
 
 
 class MessagesEncoder(Encoder):
@@ -121,11 +134,11 @@ class MessagesEncoder(Encoder):
             "message_start": self._write_message_start,
             "block_start": self._write_block_start,
             "block_end": self._write_block_end,
-            "text_delta": self._write_delta,
-            "refusal_delta": self._write_delta,
-            "thinking_delta": self._write_delta,
+            "text_delta": self._write_text,
+            "refusal_delta": self._write_text,
+            "thinking_delta": self._write_thinking,
             "signature_delta": self._write_delta,
-            "tool_args_delta": self._write_delta,
+            "tool_args_delta": self._write_args,
             "citation": self._write_delta,
             "image_partial": self._write_image,
             "image_done": self._write_image,
@@ -177,6 +190,30 @@ class MessagesEncoder(Encoder):
             return self._close_open()
         block.ended = True  # a waiting block closes when its turn comes
         return b""
+
+    def _write_text(self, event: TextDelta | RefusalDelta) -> bytes:
+        block = self._open
+        if block is not None and block.index == event.index and block.wire_kind == "text":
+            if not event.text:
+                return b""
+            return frame(_DELTA, block.prefix + _TEXT + to_json(event.text) + b"}}")
+        return self._write_delta(event)
+
+    def _write_thinking(self, event: ThinkingDelta) -> bytes:
+        block = self._open
+        if block is not None and block.index == event.index and block.wire_kind == "thinking":
+            if not event.text:
+                return b""
+            return frame(_DELTA, block.prefix + _THINKING + to_json(event.text) + b"}}")
+        return self._write_delta(event)
+
+    def _write_args(self, event: ToolArgsDelta) -> bytes:
+        block = self._open
+        if block is not None and block.index == event.index and block.wire_kind == "tool_call":
+            if not event.json:
+                return b""
+            return frame(_DELTA, block.prefix + _ARGS + to_json(event.json) + b"}}")
+        return self._write_delta(event)
 
     def _write_delta(self, event: _Delta) -> bytes:
         block = self._open
@@ -288,6 +325,7 @@ class MessagesEncoder(Encoder):
         else:  # opaque, same format: the complete block, already accumulated
             content = start.raw or {}
         block.wire = self._next_wire
+        block.prefix = b'{"type":"content_block_delta","index":%d,"delta":{"type":"' % block.wire
         self._next_wire += 1
         self._open = block
         out += self._frame(b"content_block_start", {
