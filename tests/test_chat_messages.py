@@ -43,11 +43,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
+import httpx
 import pytest
 from pydantic_core import from_json
 
 from tests.conftest import counting_id_factory, stream_params
-from tests.sdk import Summary, summarize
+from tests.sdk import Summary, streaming_transport, summarize
+from tests.sdk.messages import create_events
 from translate.convert import convert
 from translate.events import (
     BlockStart,
@@ -221,6 +224,16 @@ def test_target_sdk_rebuilds_what_the_source_sdk_rebuilds(source: str, path: Pat
         want["tools"] = _ids(want["tools"], want["tools"])
     assert have == want, summary.error
     if target == "messages":
+        # The low-level path most applications use accepts it too: typed events in wire order,
+        # ending in message_stop, or raising the API error the stream carries.
+        client = httpx.Client(transport=streaming_transport(body))
+        if isinstance(events[-1], Error):
+            with pytest.raises(anthropic.APIStatusError):
+                create_events(client)
+        else:
+            typed = create_events(client)
+            assert [e.type for e in typed] == [p["type"] for _, p in wire(body)
+                                               if p["type"] != "ping"]
         again = strict_messages(body)  # never raises
         assert isinstance(again[-1], Stop | Error)
         assert isinstance(again[-1], Error) == isinstance(events[-1], Error)
@@ -412,3 +425,12 @@ def test_messages_without_event_lines_convert_to_streams_the_sdks_read() -> None
         assert (summary.text, summary.reasoning, summary.stop) == ("Hi there!", "Say hi.",
                                                                    "end_turn")
         assert summary.usage["input"] == 20 and summary.usage["cache_read"] == 8
+
+
+def test_converter_routes_input_tokens_and_max_buffer_to_the_messages_encoder() -> None:
+    data = chat(delta({"role": "assistant", "content": "ok"}), delta({}, "stop"),
+                {"choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 1,
+                                          "total_tokens": 13}})
+    body, _ = run(data, "chat", "messages", input_tokens=12, max_buffer=1024)
+    assert wire(body)[0][1]["message"]["usage"]["input_tokens"] == 12
+    assert summarize("messages", body).usage["input"] == 12

@@ -19,7 +19,7 @@ from translate.formats.messages.wire import STOP_TO_IR
 
 from . import Summary, ToolCall
 
-__all__ = ["final_message", "summarize"]
+__all__ = ["create_events", "final_message", "summarize"]
 
 
 def final_message(client: httpx.Client | httpx2.Client, *, beta: bool = False) -> Any:
@@ -33,6 +33,17 @@ def final_message(client: httpx.Client | httpx2.Client, *, beta: bool = False) -
     with messages.stream(model="m", max_tokens=1024,
                          messages=[{"role": "user", "content": "hi"}]) as stream:
         return stream.get_final_message()
+
+
+def create_events(client: httpx.Client | httpx2.Client) -> list[Any]:
+    """The typed events `client.messages.create(stream=True)` yields (raises what it raises)."""
+    if not isinstance(client, httpx2.Client):
+        client = httpx2.Client(transport=_Bridge(client))
+    sdk = anthropic.Anthropic(api_key="x", base_url="http://test", http_client=client,
+                              max_retries=0)
+    stream = sdk.messages.create(model="m", max_tokens=1024, stream=True,
+                                 messages=[{"role": "user", "content": "hi"}])
+    return list(stream)
 
 
 def summarize(client: httpx.Client | httpx2.Client) -> Summary:
