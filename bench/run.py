@@ -87,6 +87,7 @@ class Cell:
     error: str | None = None
     skipped: str | None = None
     reps: int = 1
+    stages: dict[str, float] | None = None
 
     @property
     def name(self) -> str:
@@ -223,6 +224,58 @@ def _timed(make: Callable[[Iterable[bytes]], Iterator[bytes]], chunks: tuple[byt
     return (clock() - t0) / reps
 
 
+def _median(fn: Callable[[], object], runs: int, reps: int, clock: Callable[[], float]
+            ) -> float:
+    times = []
+    for _ in range(runs):
+        gc.collect()
+        t0 = clock()
+        for _ in range(reps):
+            fn()
+        times.append((clock() - t0) / reps)
+    return statistics.median(times)
+
+
+def breakdown(cell: Cell, stream: Stream, runs: int, clock: Callable[[], float]) -> None:
+    """Split the library's time into SSE parsing, the rest of decoding, encoding, and the
+    Converter/convert glue (what is left of the whole), in us per input event."""
+    from translate.formats import decoder_class, encoder_class
+    from translate.sse import SSEParser
+
+    chunks = stream.chunks
+    dec_cls, enc_cls = decoder_class(cell.source), encoder_class(cell.target)
+
+    def sse() -> None:
+        parser = SSEParser()
+        for chunk in chunks:
+            parser.feed(chunk)
+        parser.end(flush=True)
+
+    def decode() -> list[Any]:
+        decoder = dec_cls()
+        out: list[Any] = []
+        for chunk in chunks:
+            out += decoder.feed(chunk)
+        out += decoder.end()
+        return out
+
+    events = decode()
+
+    def encode() -> None:
+        encoder = enc_cls(id_factory=lambda prefix: prefix + "bench", clock=lambda: 0.0)
+        for event in events:
+            encoder.encode(event)
+        encoder.end()
+
+    per = 1e6 / cell.events
+    t_sse = _median(sse, runs, cell.reps, clock) * per
+    t_dec = _median(decode, runs, cell.reps, clock) * per
+    t_enc = _median(encode, runs, cell.reps, clock) * per
+    total = (cell.lib or 0.0) * per
+    cell.stages = {"sse": t_sse, "decode": t_dec - t_sse, "encode": t_enc,
+                   "glue": total - t_dec - t_enc, "ir_events": len(events) / cell.events}
+
+
 def _count_events(outputs: Iterator[bytes]) -> tuple[int, int]:
     """Output SSE events (blank-line terminators) and bytes, without keeping the output."""
     n = size = 0
@@ -249,7 +302,7 @@ def _peak(make: Callable[[Iterable[bytes]], Iterator[bytes]], source: str, scena
 
 
 def measure(cell: Cell, stream: Stream, runs: int, memory: bool, log: Callable[[str], None],
-            clock: Callable[[], float] = time.process_time) -> None:
+            clock: Callable[[], float] = time.process_time, stages: bool = False) -> None:
     cell.events, cell.input_bytes = stream.events, stream.size
     lib = _library(cell.source, cell.target)
     floor = _floor(cell.source, cell.target)
@@ -288,6 +341,8 @@ def measure(cell: Cell, stream: Stream, runs: int, memory: bool, log: Callable[[
     for _ in range(runs):  # alternate, so that a burst of noise hits both sides
         cell.lib_times.append(_timed(lib, stream.chunks, cell.reps, clock))
         cell.floor_times.append(_timed(floor, stream.chunks, cell.reps, clock))
+    if stages:
+        breakdown(cell, stream, runs, clock)
     if memory:
         cell.lib_peak = _peak(lib, cell.source, cell.scenario)
         cell.floor_peak = _peak(floor, cell.source, cell.scenario)
@@ -383,6 +438,18 @@ def render(cells: list[Cell], skipped: list[str], runs: int, memory: bool) -> st
     losses = sorted({loss for c in cells for loss in c.losses})
     if losses:
         lines += ["", "Losses reported by the library (any cell): " + ", ".join(losses)]
+    staged = [c for c in cells if c.stages]
+    if staged:
+        lines += ["", "Where the library's time goes (us per input event; glue = Converter and "
+                      "convert loops; IR/in = IR events per input event)",
+                  f"{'cell':<{w}} {'sse':>6} {'decode':>6} {'encode':>6} {'glue':>6} "
+                  f"{'total':>6} {'floor':>6} {'IR/in':>6}"]
+        for c in staged:
+            st = c.stages or {}
+            lines.append(f"{c.name:<{w}} {st['sse']:>6.2f} {st['decode']:>6.2f} "
+                         f"{st['encode']:>6.2f} {st['glue']:>6.2f} "
+                         f"{_f(c.us_per_event(c.lib)):>6} {_f(c.us_per_event(c.floor)):>6} "
+                         f"{st['ir_events']:>6.2f}")
     lines += ["", f"Linearity: lib us/event at text_100k / text_10k (target <= {TARGET_LINEAR}x)"]
     for row in s["linearity"]:
         lines.append(f"  {row['direction']:<22} lib {row['lib']:.2f}x   floor {row['floor']:.2f}x"
@@ -442,6 +509,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save", metavar="FILE", help="also write the --json document to FILE")
     ap.add_argument("--load", metavar="FILE",
                     help="print the table of a saved --json document instead of running")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also time SSE parsing, decoding and encoding apart, per cell")
     ap.add_argument("--profile", metavar="CELL",
                     help="cProfile one cell (SOURCE->TARGET/SCENARIO) instead of the table")
     ap.add_argument("--top", type=int, default=30, help="profile lines to print")
@@ -498,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
             streams.clear()  # keep one materialised input at a time
             streams[key] = materialize(*key[:1], SCENARIOS[key[1]])
         memory = memory_mode == "all" or (memory_mode == "key" and cell.name == MEMORY_CELL)
-        measure(cell, streams[key], runs, memory, log, CLOCKS[args.clock])
+        measure(cell, streams[key], runs, memory, log, CLOCKS[args.clock], args.breakdown)
     elapsed = time.perf_counter() - started
 
     doc = {
