@@ -9,8 +9,9 @@ The core is sans-I/O (`translate.sse`, `translate.events`, `translate.formats`);
 
 from __future__ import annotations
 
+from .collect import acollect, collect, collect_events, convert_object, replay, replay_events
 from .convert import Converter, aconvert, convert, decode
-from .errors import DecodeError, EncodeError, TranslateError
+from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
 from .events import (
     EVENT_LIST,
     BlockEnd,
@@ -63,12 +64,19 @@ __all__ = [
     "ThinkingDelta",
     "ToolArgsDelta",
     "TranslateError",
+    "UpstreamError",
     "Usage",
     "__version__",
+    "acollect",
     "aconvert",
+    "collect",
+    "collect_events",
     "convert",
+    "convert_object",
     "decode",
     "format_sse",
     "get_decoder",
     "get_encoder",
+    "replay",
+    "replay_events",
 ]

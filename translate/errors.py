@@ -7,12 +7,18 @@ Local/RemoteProtocolError).
 - `TranslateError`: the base; also raised for misuse such as feeding a closed decoder.
 
 A provider-reported error (an `error` event on the wire) is not an exception: it is an
-`translate.events.Error` event that encoders write in the target's shape.
+`translate.events.Error` event that encoders write in the target's shape. Only where a caller
+asks for one final object (`translate.collect`) does it become an exception:
+
+- `UpstreamError`: the stream ended in an error or was cut off, so there is no final object;
+  it carries the error in the target format's non-streaming shape (`body`).
 """
 
 from __future__ import annotations
 
-__all__ = ["DecodeError", "EncodeError", "TranslateError"]
+from typing import Any
+
+__all__ = ["DecodeError", "EncodeError", "TranslateError", "UpstreamError"]
 
 _EXCERPT = 200
 
@@ -64,3 +70,31 @@ class DecodeError(TranslateError):
 
 class EncodeError(TranslateError):
     """The event sequence cannot be written in the target format; the caller is at fault."""
+
+
+class UpstreamError(TranslateError):
+    """The upstream reported an error, or ended before its terminal event, so `collect` has no
+    final object to return (where the format has no failed final object of its own).
+
+    `kind` is the IR `ErrorKind` (`"truncated"` for a cut-off stream), `raw` the provider's
+    error object (None for a truncation), `body` the error in the target format's non-streaming
+    shape (`{"error": {...}}` for the OpenAI formats, `{"type": "error", "error": {...}}` for
+    messages), ready for a proxy to answer with, and `partial` what was folded before the
+    failure (the format's final object, as far as it got), or None.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str,
+        body: dict[str, Any],
+        raw: dict[str, Any] | None = None,
+        partial: dict[str, Any] | None = None,
+        format: str | None = None,
+    ) -> None:
+        super().__init__(message, format=format)
+        self.kind = kind
+        self.body = body
+        self.raw = raw
+        self.partial = partial

@@ -1,0 +1,298 @@
+"""The non-streaming side: streams to final objects (`collect`), final objects to streams
+(`replay`), and final objects to final objects (`convert_object`).
+
+    >>> completion = translate.collect(upstream_chunks, source="chat")           # chat.completion
+    >>> message = translate.collect(upstream_chunks, source="chat", target="messages")
+    >>> body = b"".join(translate.replay(message, source="messages", target="responses"))
+
+- `collect(chunks, source=..., target=None)` folds a stream into the final object of `target`
+  (default: `source`). With no conversion, the source stream is folded directly by the format's
+  fold (`translate/formats/<fmt>/fold.py`), which mirrors the official SDK's accumulator, so
+  nothing is lost to the IR; otherwise the stream is converted (`translate.convert`, same
+  options) and the target stream is folded. `acollect` is the async twin; `collect_events`
+  folds IR events written by the target's encoder.
+- `replay(obj, source=..., target=...)` writes a final object of `source` as a stream of
+  `target`: the object is unfolded into IR events (`translate/formats/<fmt>/unfold.py`, text,
+  reasoning and tool arguments cut into `chunk_size`-character deltas so a client still sees an
+  incremental stream) and encoded by the target encoder. `replay_events` gives the IR.
+- `convert_object(obj, source=..., target=...)` is `collect(replay(obj, ...), source=target)`:
+  the non-streaming conversion goes through exactly the streaming mappings.
+
+Failures. Where a format has a failed final object, `collect` returns it, as the SDK does: a
+Responses stream ending in `response.failed` or `response.incomplete` gives that response
+(see its `status`). Where the SDK raises instead — a chat error chunk, a messages `error`
+event, an images `error` event, a bare responses `error` event — and for every stream that
+ends before its terminal event (truncated), `collect` raises `translate.UpstreamError`:
+
+- `kind`: the IR `ErrorKind` (`"truncated"` for a cut-off upstream, as the decoder saw it);
+- `message`, `raw`: the provider's message and error object;
+- `body`: the error in the *target* format's non-streaming shape — `{"error": {"message",
+  "type", "param", "code"}}` for chat, responses and images, `{"type": "error", "error":
+  {"type", "message"}}` for messages — so a proxy can answer its client with it;
+- `partial`: the final object as far as it got (or None).
+
+Bad input (not valid for its format) raises `DecodeError`, as in `convert`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from typing import Any
+
+from .convert import Converter, OnError
+from .errors import TranslateError, UpstreamError
+from .events import Error, Event
+from .formats import decoder_class, encoder_class
+from .formats._base import Encoder
+from .formats._fold import Fold
+from .report import Loss, LossReport
+
+__all__ = [
+    "acollect",
+    "collect",
+    "collect_events",
+    "convert_object",
+    "fold_class",
+    "replay",
+    "replay_events",
+]
+
+_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages", "images": "Images"}
+_FOLD_OPTIONS = frozenset({"max_event_size"})
+
+
+def fold_class(format: str) -> type[Fold]:
+    """The fold class of a format (`"chat"` -> `ChatFold`)."""
+    if format not in _PREFIX:
+        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(_PREFIX)}")
+    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
+    cls: type[Fold] = getattr(module, _PREFIX[format] + "Fold")
+    return cls
+
+
+def _unfold(format: str) -> Callable[..., Iterator[Event]]:
+    decoder_class(format)  # validates the name
+    module = importlib.import_module(f"{__package__}.formats.{format}.unfold")
+    unfold: Callable[..., Iterator[Event]] = module.unfold
+    return unfold
+
+
+class _Watch(Encoder):
+    """Passes events to the real encoder and remembers the first IR `Error`, so that
+    `UpstreamError.kind` is the IR's (a truncation stays `truncated` in every target)."""
+
+    def __init__(self, inner: Encoder) -> None:  # no super().__init__: a pure proxy
+        self.inner = inner
+        self.format = inner.format  # type: ignore[misc]
+        self.report = inner.report
+        self.error: Error | None = None
+
+    def encode(self, event: Event) -> bytes:
+        if type(event) is Error and self.error is None:
+            self.error = event
+        return self.inner.encode(event)
+
+    def end(self) -> bytes:
+        return self.inner.end()
+
+
+class _Collector:
+    """One collection: a converter (None when folding the source directly) feeding a fold."""
+
+    __slots__ = ("converter", "fold", "watch")
+
+    def __init__(self, source: str, target: str | None, on_error: OnError,
+                 options: dict[str, Any]) -> None:
+        target = target or source
+        self.converter: Converter | None = None
+        self.watch: _Watch | None = None
+        if target == source:
+            dec, enc = decoder_class(source), encoder_class(source)
+            unknown = set(options) - dec.options - enc.options
+            if unknown:
+                raise TypeError(f"unknown option(s) for {source}: {', '.join(sorted(unknown))}")
+        else:
+            self.converter = Converter(source, target, on_error=on_error, **options)
+            self.watch = _Watch(self.converter.encoder)
+            self.converter.encoder = self.watch
+        self.fold = fold_class(target)(
+            **{k: v for k, v in options.items() if k in _FOLD_OPTIONS})
+
+    def feed(self, chunk: bytes) -> None:
+        converter = self.converter
+        self.fold.feed(chunk if converter is None else converter.feed(chunk))
+
+    def abort(self, exc: BaseException) -> dict[str, Any]:
+        """The upstream raised: always a truncation. The source's decoder still finishes the
+        target stream (it makes up what is missing, so the encoder sees a well-formed IR
+        stream), and the fold's error body, or the target's truncation body, is raised."""
+        reason = f"upstream failed: {type(exc).__name__}: {exc}"
+        partial: dict[str, Any] | None = None
+        body: dict[str, Any] | None = None
+        try:
+            partial = self.end()
+        except UpstreamError as failure:
+            partial, body = failure.partial, failure.body
+        except TranslateError:
+            pass  # the source was also malformed: the upstream failure is the news
+        if body is None:
+            body = _truncated_body(self.fold.format, reason)
+        raise UpstreamError(reason, kind="truncated", body=body, partial=partial,
+                            format=self.fold.format) from exc
+
+    def end(self) -> dict[str, Any]:
+        if self.converter is not None:
+            self.fold.feed(self.converter.end())
+        try:
+            return self.fold.end()
+        except UpstreamError as exc:
+            raise _with_ir_error(exc, self.watch) from None
+
+    @property
+    def losses(self) -> list[Loss]:
+        return self.converter.losses if self.converter is not None else []
+
+
+def _with_ir_error(exc: UpstreamError, watch: _Watch | None) -> UpstreamError:
+    """The fold's error (body in the target's shape) with the kind, message and raw error
+    the IR carried, when the stream was converted."""
+    error = watch.error if watch is not None else None
+    if error is None:
+        return exc
+    return UpstreamError(error.message, kind=error.kind, body=exc.body, raw=error.raw,
+                         partial=exc.partial, format=exc.format)
+
+
+def _truncated_body(format: str, message: str) -> dict[str, Any]:
+    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
+    body: dict[str, Any] = module.error_body("truncated", message)
+    return body
+
+
+def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
+            on_error: OnError = "raise", report: list[Loss] | None = None,
+            **options: Any) -> dict[str, Any]:
+    """The final object of `target` (default `source`) for a stream of `source` bytes.
+
+    Raises `UpstreamError` where the stream ends in an error the target has no final object
+    for, or is truncated (see the module docstring). Options are those of `convert`; pass a
+    list as `report` to receive the loss report of a conversion."""
+    collector = _Collector(source, target, on_error, options)
+    upstream = iter(chunks)
+    try:
+        while True:
+            try:
+                chunk = next(upstream)
+            except StopIteration:
+                break
+            except Exception as exc:  # the upstream failed: a truncation
+                return collector.abort(exc)
+            collector.feed(chunk)
+        return collector.end()
+    finally:
+        close = getattr(upstream, "close", None)
+        if close is not None:
+            close()
+        if report is not None:
+            report[:] = collector.losses
+
+
+async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | None = None,
+                   on_error: OnError = "raise", report: list[Loss] | None = None,
+                   **options: Any) -> dict[str, Any]:
+    """The async twin of `collect` (asyncio or trio); closes its upstream (`aclose()`)."""
+    collector = _Collector(source, target, on_error, options)
+    upstream = aiter(chunks)
+    try:
+        while True:
+            try:
+                chunk = await anext(upstream)
+            except StopAsyncIteration:
+                break
+            except Exception as exc:  # the upstream failed: a truncation
+                return collector.abort(exc)
+            collector.feed(chunk)
+        return collector.end()
+    finally:
+        aclose = getattr(upstream, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        if report is not None:
+            report[:] = collector.losses
+
+
+def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] | None = None,
+                   **options: Any) -> dict[str, Any]:
+    """The final object of `target` for a stream of IR events: written by the target's
+    encoder (options `id_factory`, `clock`, ...), then folded."""
+    losses = LossReport()
+    inner = encoder_class(target)(report=losses, **options)
+    watch = _Watch(inner)
+    fold = fold_class(target)()
+    try:
+        for event in events:
+            fold.feed(watch.encode(event))
+        fold.feed(watch.end())
+        try:
+            return fold.end()
+        except UpstreamError as exc:
+            raise _with_ir_error(exc, watch) from None
+    finally:
+        if report is not None:
+            report[:] = losses.entries
+
+
+def replay_events(obj: dict[str, Any], *, source: str, chunk_size: int | None = 16,
+                  report: LossReport | None = None, **options: Any) -> Iterator[Event]:
+    """The IR events of a final object of `source` format (options go to its decoder, e.g.
+    `choice` for chat): what the decoder would give for the stream that object came from."""
+    if chunk_size is not None and chunk_size < 1:
+        raise ValueError("chunk_size must be a positive number of characters, or None")
+    return _unfold(source)(obj, chunk_size=chunk_size, report=report, **options)
+
+
+def replay(obj: dict[str, Any], *, source: str, target: str, chunk_size: int | None = 16,
+           report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
+    """A final object of `source` format as a stream of `target` bytes, with text, reasoning
+    and tool arguments cut into `chunk_size`-character deltas (None: whole). Options are routed
+    like `convert`'s; pass a list as `report` to receive the loss report."""
+    dec, enc = decoder_class(source), encoder_class(target)
+    unknown = set(options) - dec.options - enc.options
+    if unknown:
+        raise TypeError(f"unknown option(s) for {source} -> {target}: "
+                        f"{', '.join(sorted(unknown))}")
+    losses = LossReport()
+    events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
+                           **{k: v for k, v in options.items() if k in dec.options})
+    encoder = enc(report=losses, **{k: v for k, v in options.items() if k in enc.options})
+    return _encode(events, encoder, losses, report)
+
+
+def _encode(events: Iterator[Event], encoder: Encoder, losses: LossReport,
+            report: list[Loss] | None) -> Iterator[bytes]:
+    try:
+        for event in events:
+            out = encoder.encode(event)
+            if out:
+                yield out
+        out = encoder.end()
+        if out:
+            yield out
+    finally:
+        if report is not None:
+            report[:] = losses.entries
+
+
+def convert_object(obj: dict[str, Any], *, source: str, target: str,
+                   report: list[Loss] | None = None, **options: Any) -> dict[str, Any]:
+    """A final object of `source` format as the final object of `target`, through the same
+    mappings as the streaming path: `collect(replay(obj, ...), source=target)`. Raises
+    `UpstreamError` where `obj` is a failure the target has no final object for."""
+    losses: list[Loss] = []
+    try:
+        return collect(replay(obj, source=source, target=target, report=losses, **options),
+                       source=target)
+    finally:
+        if report is not None:
+            report[:] = losses
