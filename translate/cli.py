@@ -10,6 +10,13 @@ Theory of operation: a `Converter` routes the options and holds the loss report;
 drives its decoder and encoder itself (rather than `Converter.feed`) so that it can see the IR
 events go by and tell a truncated or failed upstream apart from a clean end.
 
+Final objects (`translate.collect`): `--collect` folds the stream into the final object of
+`--to` (default: the source format) and prints it as JSON; `--from-object` reads a final JSON
+object of `--from` instead of a stream and writes it as a stream of `--to` (`translate.replay`);
+both together convert one final object into another (`translate.convert_object`). When the
+stream ends in an error or is truncated, `--collect` prints the target format's error body
+instead, notes it on stderr, and exits with 1.
+
 Exit status: 0 when the input was converted (a truncated upstream included: the target stream
 is finished as truncated and a note goes to stderr), 1 on bad input or an I/O failure of the
 upstream, 2 on a usage error.
@@ -30,7 +37,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from pydantic_core import to_json
 
 from .convert import Converter
-from .errors import DecodeError, TranslateError
+from .errors import DecodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
 from .formats import FORMATS, Decoder, decoder_class, encoder_class
 from .report import Loss, LossReport
@@ -59,6 +66,8 @@ examples:
   stream-translate --example messages-thinking --events
   stream-translate --from responses --to chat --report < stream.sse > out.sse
   stream-translate --list-examples
+  stream-translate --example chat-tools --collect --to messages
+  stream-translate --from messages --from-object --to chat message.json
 
 Exit status: 0 converted (also when the upstream was truncated: the output then ends in the
 target's error shape and a note goes to stderr); 1 bad input; 2 usage error.
@@ -155,6 +164,13 @@ def _parser() -> argparse.ArgumentParser:
                         "finishes the output with the target format's error event")
     parser.add_argument("--strict", action="store_true",
                         help="treat unknown event types and unexpected shapes as bad input")
+    parser.add_argument("--collect", action="store_true",
+                        help="print the final object (of --to, default the source format) as "
+                        "JSON instead of a stream; an error or truncation prints the target's "
+                        "error body and exits with 1")
+    parser.add_argument("--from-object", action="store_true",
+                        help="the input is a final JSON object of --from (not a stream): write "
+                        "it as a stream of --to (or, with --collect, as --to's final object)")
     parser.add_argument("--deterministic", action="store_true",
                         help="reproducible output: counting ids (msg_000...001) and a fixed "
                         f"clock ({DETERMINISTIC_TIME:.0f}), e.g. to write test fixtures")
@@ -183,7 +199,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.source = args.source or _example_format(args.example)
     if args.source is None:
         parser.error("--from FORMAT is required (unless --example gives it)")
-    if args.events == (args.target is not None):
+    if args.collect or args.from_object:
+        if args.events:
+            parser.error("--events cannot be combined with --collect or --from-object")
+        if args.from_object and not args.collect and args.target is None:
+            parser.error("--from-object needs --to FORMAT (or --collect)")
+    elif args.events == (args.target is not None):
         parser.error("give --to FORMAT to convert, or --events to print the IR events")
 
     try:
@@ -209,6 +230,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
 
     try:
+        if args.collect or args.from_object:
+            return _run_objects(args, chunks, stdout, stderr)
         return _run(args, chunks, stdout, stderr)
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, and keep Python from complaining
@@ -303,3 +326,57 @@ def _write_report(args: argparse.Namespace, entries: list[Loss], stderr: TextIO)
         for loss in entries:
             stderr.write(json.dumps(dataclasses.asdict(loss), ensure_ascii=False) + "\n")
         stderr.flush()
+
+
+def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
+                 stderr: TextIO) -> int:
+    """`--collect` and `--from-object`: streams to final objects and back (`translate.collect`).
+    Not live: a final object exists only once the whole input is in."""
+    from .collect import collect, replay  # the non-streaming side, only when asked for
+
+    options: dict[str, Any] = {}
+    if args.deterministic:
+        counter = itertools.count(1)
+        options["id_factory"] = lambda prefix: f"{prefix}{next(counter):024d}"
+        options["clock"] = lambda: DETERMINISTIC_TIME
+    losses: list[Loss] = []
+    target = args.target or args.source
+    try:
+        if args.from_object:
+            try:
+                obj = json.loads(b"".join(chunks))
+            except ValueError as exc:
+                stderr.write(f"{PROG}: the input is not a JSON object: {_one_line(str(exc))}\n")
+                return 1
+            if not isinstance(obj, dict):
+                stderr.write(f"{PROG}: the input is not a JSON object\n")
+                return 1
+            stream = replay(obj, source=args.source, target=target, report=losses,
+                            **({"strict": True} if args.strict else {}), **options)
+            if not args.collect:
+                for piece in stream:
+                    stdout.write(piece)
+                    stdout.flush()
+                _write_report(args, losses, stderr)
+                return 0
+            result = collect(stream, source=target)
+        else:
+            if args.strict:
+                options["strict"] = True
+            result = collect(chunks, source=args.source, target=args.target,
+                             on_error=args.on_error, report=losses, **options)
+    except UpstreamError as exc:
+        stdout.write(to_json(exc.body, indent=2) + b"\n")
+        stdout.flush()
+        what = "was truncated" if exc.kind == "truncated" else f"reported an error ({exc.kind})"
+        stderr.write(f"{PROG}: the upstream {what}: {_one_line(exc.message)}\n")
+        _write_report(args, losses, stderr)
+        return 1
+    except DecodeError as exc:
+        stderr.write(f"{PROG}: {_describe(exc)}\n")
+        _write_report(args, losses, stderr)
+        return 1
+    stdout.write(to_json(result, indent=2) + b"\n")
+    stdout.flush()
+    _write_report(args, losses, stderr)
+    return 0
