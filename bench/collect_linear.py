@@ -78,8 +78,8 @@ def measure(runs: int) -> list[dict[str, Any]]:
         for deltas in (10_000, 100_000):
             chunks = pieces(stream(source, deltas))
             options = OPTIONS if target not in (None, source) else {}
-            seconds = best(lambda c=chunks, o=options: collect(  # type: ignore[misc]
-                c, source=source, target=target, **o), runs)
+            seconds = best(lambda c=chunks, s=source, t=target, o=options: collect(  # type: ignore[misc]
+                c, source=s, target=t, **o), runs)
             per_delta[deltas] = seconds / (deltas * 1.1) * 1e6  # text + argument deltas
         chunks = pieces(stream(source, 100_000))
         tracemalloc.start()
