@@ -13,6 +13,7 @@ With `--library`, also reports whether translate.convert's output rebuilds the s
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -39,10 +40,11 @@ def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
     if fmt == "messages":
         import anthropic
 
-        try:  # newer anthropic releases ship their own httpx fork
-            import httpx2 as ahttpx  # type: ignore[import-not-found]
+        # Newer anthropic releases ship their own httpx fork (httpx2).
+        try:
+            ahttpx: Any = importlib.import_module("httpx2")
         except ImportError:
-            import httpx as ahttpx
+            ahttpx = importlib.import_module("httpx")
         client = anthropic.Anthropic(api_key="x", base_url="http://x",
                                      http_client=_mock(ahttpx, body))
         with client.messages.stream(model="m", max_tokens=1, messages=[]) as stream:
@@ -57,9 +59,9 @@ def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
     import httpx
     import openai
 
-    client = openai.OpenAI(api_key="x", base_url="http://x/v1", http_client=_mock(httpx, body))
+    oclient = openai.OpenAI(api_key="x", base_url="http://x/v1", http_client=_mock(httpx, body))
     if fmt == "chat":
-        with client.chat.completions.stream(model="m", messages=[]) as stream:
+        with oclient.chat.completions.stream(model="m", messages=[]) as stream:
             for _ in stream:
                 pass
             done = stream.get_final_completion()
@@ -71,7 +73,7 @@ def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
             "tools": [json.loads(t.function.arguments) for t in m.tool_calls or []],
         }
     if fmt == "responses":
-        with client.responses.stream(model="m", input="x") as stream:
+        with oclient.responses.stream(model="m", input="x") as stream:
             for _ in stream:
                 pass
             resp = stream.get_final_response()
@@ -83,7 +85,7 @@ def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
             "images": [len(o.result or "") for o in resp.output
                        if o.type == "image_generation_call"],
         }
-    events = list(client.images.generate(prompt="x", model="gpt-image-1", stream=True))
+    events = list(oclient.images.generate(prompt="x", model="gpt-image-1", stream=True))
     return {"images": [len(e.b64_json) for e in events if e.type.endswith("completed")]}
 
 

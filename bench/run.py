@@ -474,8 +474,9 @@ def render(cells: list[Cell], skipped: list[str], runs: int, memory: bool) -> st
     for d in directions:
         row = []
         for sc in scenarios:
-            c = by_name.get(f"{d}/{sc}")
-            row.append(f"{'-' if c is None else ('FAIL' if c.error else _f(c.ratio)):>10}")
+            found = by_name.get(f"{d}/{sc}")
+            text = "-" if found is None else ("FAIL" if found.error else _f(found.ratio))
+            row.append(f"{text:>10}")
         lines.append(f"{d:<{dw}} " + " ".join(row))
     lines.append(f"median {_f(s['median_ratio'])}x (of best runs: "
                  f"{_f(s['median_min_ratio'])}x) over {s['cells']} cells; max "

@@ -305,7 +305,8 @@ def _responses(s: Scenario) -> Iterator[bytes]:
         nonlocal seq
         seq += 1
         obj["sequence_number"] = seq
-        return b"event: " + obj["type"].encode() + b"\ndata: " + _dumps(obj) + b"\n\n"
+        name: str = obj["type"]
+        return b"event: " + name.encode() + b"\ndata: " + _dumps(obj) + b"\n\n"
 
     yield ev({"type": "response.created", "response": _response("in_progress", [], None)})
     yield ev({"type": "response.in_progress", "response": _response("in_progress", [], None)})
@@ -326,7 +327,7 @@ def _responses(s: Scenario) -> Iterator[bytes]:
         summary = "".join([reasoning_delta(i) for i in range(s.reasoning)])
         yield ev({"type": "response.reasoning_summary_text.done", "item_id": rid,
                   "output_index": out_index, "summary_index": 0, "text": summary})
-        part = {"type": "summary_text", "text": summary}
+        part: dict[str, Any] = {"type": "summary_text", "text": summary}
         yield ev({"type": "response.reasoning_summary_part.done", "item_id": rid,
                   "output_index": out_index, "part": part, "summary_index": 0})
         item = {"id": rid, "type": "reasoning", "summary": [part]}
