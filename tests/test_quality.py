@@ -52,3 +52,74 @@ def test_mypy_is_configured_strict_over_the_package() -> None:
     assert settings.get("strict") == "true"
     assert settings.get("packages") == '["translate"]'
     assert "ignore_errors" not in section
+
+
+# -- the README -------------------------------------------------------------------------------
+
+README = ROOT / "README.md"
+QUICK_START = [
+    "python3 -m venv .venv && .venv/bin/pip install -e . && "
+    ".venv/bin/stream-translate --example chat-tools --to messages",
+    "python3 -m venv .venv && .venv/bin/pip install -e '.[test]' && .venv/bin/python -m pytest",
+]
+
+
+def fenced(text: str, language: str) -> list[str]:
+    """The bodies of the ```language blocks of a markdown text."""
+    blocks = text.split(f"```{language}\n")[1:]
+    return [block.split("```", 1)[0] for block in blocks]
+
+
+def test_readme_quick_start_is_exactly_the_two_commands() -> None:
+    section = README.read_text().split("## Quick start", 1)[1].split("\n## ", 1)[0]
+    commands = [block.strip() for block in fenced(section, "bash")]
+    assert commands == QUICK_START
+
+
+def test_ci_script_runs_the_second_quick_start_command_verbatim() -> None:
+    script = (ROOT / ".ci" / "run").read_text()
+    assert script.startswith("#!/usr/bin/env bash\n")
+    assert "set -euo pipefail" in script
+    assert QUICK_START[1] in script
+
+
+def test_readme_library_example_runs_and_serves_a_valid_stream(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pytest.importorskip("starlette")
+    import httpx
+    from starlette.testclient import TestClient
+
+    from translate.formats import get_decoder
+
+    (code,) = fenced(README.read_text(), "python")
+    namespace: dict[str, object] = {"__name__": "readme"}
+    exec(compile(code, "README.md", "exec"), namespace)
+    printed = capsys.readouterr().out.encode()
+    decoder = get_decoder("messages", strict=True)
+    assert decoder.feed(printed)[0].type == "message_start"
+
+    # Serve the example's endpoint with a stand-in for the OpenAI upstream.
+    upstream_body = (ROOT / "translate" / "examples" / "chat-text.sse").read_bytes()
+    seen: list[httpx.Request] = []
+
+    def upstream(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, content=upstream_body,
+                              headers={"content-type": "text/event-stream"})
+
+    class Client(httpx.AsyncClient):
+        def __init__(self) -> None:
+            super().__init__(transport=httpx.MockTransport(upstream))
+
+    namespace["httpx"] = type("httpx", (), {"AsyncClient": Client})
+    with TestClient(namespace["app"]) as client:  # type: ignore[arg-type]
+        response = client.post("/v1/messages", json={"model": "m", "messages": []},
+                               headers={"authorization": "Bearer sk-test"})
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    assert seen[0].headers["authorization"] == "Bearer sk-test"
+    events = get_decoder("messages", strict=True).feed(response.content)
+    text = "".join(getattr(e, "text", "") for e in events if e.type == "text_delta")
+    assert text.startswith("The sky looks blue")
+    assert events[-1].type == "stop"
