@@ -163,3 +163,25 @@ def test_loss_report_recipe_lists_the_signature_once(
     assert ns["kept"] == []
     assert [x.what for x in ns["converter"].losses] == ["signature"]
     assert "encode chat: signature x1" in capsys.readouterr().out
+
+
+def test_run_conversion_in_emit_mode_records_bad_input_as_an_error_event() -> None:
+    start = (b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1",'
+             b'"type":"message","role":"assistant","model":"m","content":[],'
+             b'"usage":{"input_tokens":1,"output_tokens":0}}}\n\n')
+    # two chunks: Converter drops the events decoded earlier in the chunk that fails (reported)
+    out, events, _ = run_conversion([start, b"event: ping\ndata: {oops\n\n"],
+                                    source="messages", target="chat", on_error="emit")
+    assert isinstance(events[0], translate.MessageStart)
+    assert isinstance(events[-1], translate.Error) and events[-1].kind == "bad_input"
+    assert b'"finish_reason":"error"' in out and out.endswith(b"data: [DONE]\n\n")
+    with pytest.raises(translate.DecodeError):
+        run_conversion(start + b"event: ping\ndata: {oops\n\n", source="messages", target="chat")
+
+
+def test_run_conversion_is_deterministic() -> None:
+    first = run_conversion(example("chat-tools"), source="chat", target="responses")
+    second = run_conversion(example("chat-tools"), source="chat", target="responses")
+    assert first[0] == second[0]
+    assert b'"id":"resp_000000000000000000000001"' in first[0]
+    assert b'"completed_at":1700000000' in first[0]
