@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SHARED_FIXTURES
+from tests.conftest import recordings
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -408,10 +408,11 @@ TEXT_RECORDINGS = {
 
 
 def recording(fmt: str, name: str) -> bytes:
-    path = SHARED_FIXTURES / fmt / name
-    if not path.is_file():
+    """A real recording from ../shared/fixtures (via conftest), or a skip where it is absent."""
+    found = [path for path in recordings(fmt) if path.name == name]
+    if not found:
         pytest.skip(f"recording {fmt}/{name} is absent (../shared/fixtures)")
-    return path.read_bytes()
+    return found[0].read_bytes()
 
 
 MATRIX = [
