@@ -310,13 +310,14 @@ def test_emit_mode_finishes_the_output_with_the_targets_error_shape() -> None:
     head = first_events("chat-tools", 2)
     body = head + b"data: {nope\n\n"
     for target in [fmt for fmt in FORMATS if ready(fmt)]:
-        result = cli("--from", "chat", "--to", target, "--on-error", "emit", input=body)
+        result = cli("--from", "chat", "--to", target, "--on-error", "emit", "--deterministic",
+                     input=body)
         assert result.returncode == 1
         assert result.stderr.decode().startswith("stream-translate: chat: invalid JSON")
         events = strict_events(target, result.stdout)
         assert isinstance(events[-1], Error), (target, events[-1])
         assert not any(isinstance(e, Stop) for e in events)
-        raised = cli("--from", "chat", "--to", target, input=body)
+        raised = cli("--from", "chat", "--to", target, "--deterministic", input=body)
         assert raised.returncode == 1
         # raise mode stops where the input went bad; emit mode adds the error shape after it
         assert result.stdout.startswith(raised.stdout)

@@ -41,6 +41,7 @@ from .errors import DecodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
 from .formats import FORMATS, Decoder, decoder_class, encoder_class
 from .report import Loss, LossReport
+from .sse import SSEMessage
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -303,6 +304,9 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
                 break
             emit(decoder.feed(chunk))
     except DecodeError as exc:
+        # What the failing read decoded cleanly before the bad bytes is still delivered (a
+        # DecodeError may carry it as `decoded`: IR events, never raw SSE messages here).
+        emit([e for e in getattr(exc, "decoded", ()) if not isinstance(e, SSEMessage)])
         stderr.write(f"{PROG}: {_describe(exc)}\n")
         if args.on_error == "raise" or args.events:
             _write_report(args, report.entries, stderr)
