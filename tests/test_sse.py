@@ -394,3 +394,15 @@ def test_frame_escapes_unicode_line_separators() -> None:
     import json
 
     assert json.loads(message.data) == {"t": "a\u2028b\u2029c€"}
+
+
+def test_a_decode_error_carries_the_messages_completed_before_it() -> None:
+    if not hasattr(DecodeError("probe"), "decoded"):
+        pytest.skip("DecodeError.decoded is not in this version")
+    parser = SSEParser()
+    with pytest.raises(DecodeError) as info:
+        parser.feed(b"data: a\n\nevent: e\ndata: b\n\ndata: \xff\n\ndata: c\n\n")
+    decoded = info.value.decoded
+    assert [(m.event, m.data) for m in decoded] == [("message", "a"), ("e", "b")]
+    with pytest.raises(DecodeError):
+        parser.feed(b"data: d\n\n")  # the parser is finished after an error
