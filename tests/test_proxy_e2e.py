@@ -583,15 +583,8 @@ def test_upstream_dropping_the_connection_mid_stream_is_an_sdk_error(
                                      ERRORS[client_format]))
 
 
-_EARLY_ERROR_BUG = pytest.mark.xfail(
-    strict=True, reason="messages encoder raises EncodeError for an Error before message_start "
-    "(convert.abort sends Error first when the upstream fails before any event); remove this "
-    "mark when the encoder writes its preamble or a bare error event")
-
-
 @pytest.mark.parametrize("client_format", [
-    pytest.param(fmt, marks=[_needs("chat", fmt)] + ([_EARLY_ERROR_BUG] if fmt == "messages"
-                                                      else []))
+    pytest.param(fmt, marks=[_needs("chat", fmt)])
     for fmt in CLIENT_FORMATS])
 def test_upstream_dropping_the_connection_before_any_event_is_an_sdk_error(
         gateways: dict[str, str], serve: Any, client_format: str) -> None:

@@ -97,10 +97,13 @@ class Converter:
         return self.report.entries
 
     def _bad_input(self, exc: DecodeError) -> bytes:
+        """Raise, or deliver what decoded cleanly before the failure and then the failure."""
         if self.on_error == "raise":
             raise exc
         self._done = True
-        return self.encoder.encode(Error(kind="bad_input", message=str(exc)))
+        encode = self.encoder.encode
+        good = b"".join([encode(event) for event in exc.decoded])
+        return good + encode(Error(kind="bad_input", message=str(exc)))
 
 
 def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",

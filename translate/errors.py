@@ -65,7 +65,18 @@ class TranslateError(Exception):
 
 
 class DecodeError(TranslateError):
-    """The input is not valid for its declared format; the upstream is at fault."""
+    """The input is not valid for its declared format; the upstream is at fault.
+
+    `decoded` holds what the same `feed()` call decoded before the failure (SSE messages from
+    the parser, IR events from a decoder), so a converter can still deliver it: one network chunk
+    often carries several events, and the good ones before the bad one are not to be lost.
+    """
+
+    decoded: list[Any]
+
+    def __init__(self, message: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.decoded = []
 
 
 class EncodeError(TranslateError):

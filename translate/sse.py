@@ -117,13 +117,22 @@ class SSEParser:
                 if not chunk:
                     return []
         out: list[SSEMessage] = []
+        try:
+            self._feed(chunk, out)
+        except DecodeError as exc:
+            exc.decoded = out  # the messages completed before the bad line
+            self._closed = True
+            raise
+        return out
+
+    def _feed(self, chunk: bytes, out: list[SSEMessage]) -> None:
         if b"\r" in chunk:
             self._feed_with_cr(chunk, out)
-            return out
+            return
         last = chunk.rfind(b"\n")
         if last < 0:
             self._stash(chunk)
-            return out
+            return
         if self._frags:
             self._frags.append(chunk[: last + 1])
             body = b"".join(self._frags)
@@ -139,7 +148,6 @@ class SSEParser:
             self._offset += len(line) + 1
         if last + 1 < len(chunk):
             self._stash(chunk[last + 1 :])
-        return out
 
     def end(self, *, flush: bool = False) -> list[SSEMessage]:
         """The byte stream is over. By the spec (§1.6) a final event that was not followed by a

@@ -551,12 +551,19 @@ def test_data_after_done_is_bad_input() -> None:
         decode(fixture("azure_content_filter") + b'data: {"choices":[]}\n\n')
 
 
-@pytest.mark.parametrize("payload", [b"[1, 2]", b"not json", b'{"object":"x"}'])
-def test_payloads_that_are_not_chunks_are_skipped_or_raise_in_strict_mode(payload: bytes) -> None:
-    data = b"data: " + payload + b"\n\n" + fixture("azure_content_filter")
+def test_an_object_of_unknown_shape_is_skipped_or_raises_in_strict_mode() -> None:
+    data = b'data: {"object":"x"}\n\n' + fixture("azure_content_filter")
     assert isinstance(decode(data)[-1], Stop)
     with pytest.raises(DecodeError):
         decode(data, strict=True)
+
+
+@pytest.mark.parametrize("payload", [b"[1, 2]", b"not json", b'{"choices": [tru'])
+def test_a_payload_that_is_not_a_json_object_is_bad_input_in_every_mode(payload: bytes) -> None:
+    data = b"data: " + payload + b"\n\n" + fixture("azure_content_filter")
+    for strict in (False, True):
+        with pytest.raises(DecodeError, match=r"chat: (invalid JSON|expected a JSON object)"):
+            decode(data, strict=strict)
 
 
 # -- encoder -------------------------------------------------------------------------------------

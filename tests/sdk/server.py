@@ -20,7 +20,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: StreamServer
 
-    def do_POST(self) -> None:  # noqa: N802 (the stdlib's naming)
+    def do_POST(self) -> None:
         length = int(self.headers.get("content-length") or 0)
         self.rfile.read(length)
         key = self.path.split("/", 2)[1]

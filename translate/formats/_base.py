@@ -69,16 +69,25 @@ class Decoder:
     def feed(self, chunk: bytes) -> list[Event]:
         """Decode the next bytes of the stream; `[]` just means "need more bytes"."""
         self._check_open()
+        failure: DecodeError | None = None
         try:
             messages = self._parser.feed(chunk)
         except DecodeError as exc:
-            self._closed = True
-            raise self._rename(exc) from None
-        if not messages:
+            failure = self._rename(exc)
+            messages = exc.decoded  # the messages completed before the bad bytes
+        if not messages and failure is None:
             return []
         out: list[Event] = []
-        for message in messages:
-            out += self._handle(message)
+        try:
+            for message in messages:
+                out += self._handle(message)
+        except DecodeError as exc:
+            exc.decoded = out
+            raise
+        if failure is not None:
+            self._closed = True
+            failure.decoded = out
+            raise failure
         return out
 
     def feed_message(self, message: SSEMessage) -> list[Event]:
@@ -169,7 +178,7 @@ class Decoder:
 
     def _rename(self, exc: DecodeError) -> DecodeError:
         """Name the format in an SSE framing error ("chat: sse: line exceeds ...")."""
-        return DecodeError(
+        return DecodeError(  # `decoded` is filled in by feed(): IR events, not SSE messages
             f"{self.format}: {exc.message}",
             format=self.format,
             event=exc.event,

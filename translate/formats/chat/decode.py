@@ -122,12 +122,14 @@ class ChatDecoder(Decoder):
             return self._on_done()
         if not data:
             return []  # an empty data line (a keep-alive some servers send)
+        # Invalid JSON is bad input in every mode (it cannot be skipped without losing content);
+        # `strict` only decides about well-formed payloads of unknown shape.
         try:
             obj = from_json(data)
         except ValueError as exc:
-            return self._unknown(f"invalid JSON ({exc})")
+            self._fail(f"invalid JSON ({exc})")
         if type(obj) is not dict:
-            return self._unknown(f"expected a JSON object, got {type(obj).__name__}")
+            self._fail(f"expected a JSON object, got {type(obj).__name__}")
         if self._terminal and not self._emitted_stop:
             return []  # after an Error nothing more is decoded
         error = obj.get("error")

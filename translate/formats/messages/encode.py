@@ -269,7 +269,10 @@ class MessagesEncoder(Encoder):
         }) + _MESSAGE_STOP
 
     def _write_error(self, event: Error) -> bytes:
-        self._check_live(event)
+        # An Error may come first (an upstream that failed before saying anything): the
+        # message_start written before it keeps the SDK's grammar, and the error makes it raise.
+        if self._state is _State.DONE:
+            self._cannot(event, self._state.name)
         return self._fail_stream(event)
 
     def _write_ping(self, event: Event) -> bytes:
