@@ -39,12 +39,12 @@ def own_streams(format: str) -> list[Path]:
 
 def stream_params(*formats: str, own: bool = True) -> list[Any]:
     """pytest params `(format, path)` over recordings (and our own streams) of `formats`, with
-    readable ids `chat/openai-gpt4o-refusal`. A missing shared folder yields one skipped param
+    readable ids `chat-openai-gpt4o-refusal` (no "/": syrupy sanitises it out of file names and then cannot match them). A missing shared folder yields one skipped param
     so that the absence is visible, not silent."""
     params = []
     for fmt in formats or FORMATS:
         paths = recordings(fmt) + (own_streams(fmt) if own else [])
-        params += [pytest.param(fmt, p, id=f"{fmt}/{p.stem}") for p in paths]
+        params += [pytest.param(fmt, p, id=f"{fmt}-{p.stem}") for p in paths]
     if not SHARED_FIXTURES.is_dir():
         params.append(pytest.param(None, None, id="shared-fixtures-absent",
                                    marks=pytest.mark.skip(reason="../shared/fixtures is absent")))
