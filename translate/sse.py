@@ -12,7 +12,7 @@ before UTF-8 decoding (spec §1.1: only CR and LF end a line, never U+2028 or U+
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import DecodeError
 
@@ -26,9 +26,12 @@ memory)."""
 _BOM = b"\xef\xbb\xbf"
 
 
-@dataclass(frozen=True, slots=True)
-class SSEMessage:
-    """One dispatched event (spec §1.5)."""
+class SSEMessage(NamedTuple):
+    """One dispatched event (spec §1.5).
+
+    A named tuple rather than a frozen dataclass: just as immutable, and one is built per event
+    on the hot path, where a frozen dataclass costs about 1 us and a tuple about 0.15 us.
+    """
 
     data: str
     """The data lines joined with LF (spec §1.4)."""
@@ -42,6 +45,9 @@ class SSEMessage:
     """Byte offset in the input where this event's first line began (for error reports)."""
     number: int = 0
     """0-based position of this message among the messages of the stream."""
+
+
+_new_message = tuple.__new__  # SSEMessage without the keyword-handling constructor
 
 
 class SSEParser:
@@ -65,6 +71,7 @@ class SSEParser:
         "_head",
         "_last_id",
         "_limit",
+        "_names",
         "_offset",
         "_pending_cr",
         "_retry",
@@ -73,11 +80,12 @@ class SSEParser:
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
         self._limit = max_event_size
+        self._names: dict[bytes, str] = {}  # `event: <name>` lines already decoded
         self._frags: list[bytes] = []  # pieces of the current, unterminated line
         self._frags_size = 0
         self._pending_cr = False  # the last chunk ended in CR: swallow a leading LF (spec §1.1)
         self._head: bytes | None = b""  # bytes seen before the BOM check is decided; None after
-        self._data: list[str] = []
+        self._data: list[bytes] = []  # the current event's data lines, decoded at dispatch
         self._data_size = 0
         self._event = ""
         self._last_id = ""
@@ -143,11 +151,42 @@ class SSEParser:
             body = chunk[: last + 1] if last + 1 < len(chunk) else chunk
         lines = body.split(b"\n")
         lines.pop()  # the empty string after the final LF
-        for line in lines:
-            self._line(line, out)
-            self._offset += len(line) + 1
+        self._lines(lines, out)
         if last + 1 < len(chunk):
             self._stash(chunk[last + 1 :])
+
+    def _lines(self, lines: list[bytes], out: list[SSEMessage]) -> None:
+        """Interpret complete LF-terminated lines. The two lines that make up nearly every
+        event, `data: <json>` and the blank line, are handled inline; the rest by `_line`."""
+        data = self._data
+        limit = self._limit
+        offset = self._offset
+        names = self._names
+        try:
+            for line in lines:
+                if not line:
+                    self._offset = offset
+                    self._dispatch(out)
+                    data = self._data
+                elif line[:6] == b"data: " and len(line) <= limit:
+                    if self._event_offset is None:
+                        self._event_offset = offset
+                    data.append(line[6:])
+                    self._data_size += len(line) - 6
+                    if self._data_size > limit:
+                        self._offset = offset
+                        self._too_much_data(line[6:])
+                elif line[:7] == b"event: " and line in names:  # a name seen before
+                    if self._event_offset is None:
+                        self._event_offset = offset
+                    self._event = names[line]
+                else:
+                    self._offset = offset
+                    self._line(line, out)
+                    data = self._data
+                offset += len(line) + 1
+        finally:
+            self._offset = offset
 
     def end(self, *, flush: bool = False) -> list[SSEMessage]:
         """The byte stream is over. By the spec (§1.6) a final event that was not followed by a
@@ -225,17 +264,12 @@ class SSEParser:
                 offset=self._offset,
                 data=line,
             )
-        if line.startswith(b"data:"):  # the hot path: one JSON payload per line
+        if line.startswith(b"data:"):
             value = line[6:] if line[5:6] == b" " else line[5:]
-            self._data.append(self._text(value))
+            self._data.append(value)
             self._data_size += len(value)
             if self._data_size > self._limit:
-                raise DecodeError(
-                    f"sse: event data exceeds the limit of {self._limit} bytes",
-                    format="sse",
-                    offset=self._event_offset,
-                    data=value,
-                )
+                self._too_much_data(value)
             return
         if not line:
             self._dispatch(out)
@@ -250,15 +284,25 @@ class SSEParser:
             if value[:1] == b" ":
                 value = value[1:]
         if name == b"data":
-            self._data.append(self._text(value))
+            self._data.append(value)
         elif name == b"event":
             self._event = self._text(value)
+            if line[6:7] == b" " and len(self._names) < 256:  # few distinct names per format
+                self._names[line] = self._event
         elif name == b"id":
             if b"\0" not in value:
                 self._last_id = self._text(value)
         elif name == b"retry" and value.isdigit():  # ASCII digits only (bytes.isdigit is)
             self._retry = self.retry = int(value)
         # any other field is ignored (spec §1.4)
+
+    def _too_much_data(self, value: bytes) -> None:
+        raise DecodeError(
+            f"sse: event data exceeds the limit of {self._limit} bytes",
+            format="sse",
+            offset=self._event_offset,
+            data=value,
+        )
 
     def _text(self, value: bytes) -> str:
         try:
@@ -272,16 +316,25 @@ class SSEParser:
             ) from None
 
     def _dispatch(self, out: list[SSEMessage]) -> None:
-        """Spec §1.5: a blank line dispatches the pending event if it has data."""
-        if self._data:
+        """Spec §1.5: a blank line dispatches the pending event if it has data. The data lines
+        are joined and UTF-8-decoded here, once per event."""
+        data = self._data
+        if data:
+            offset = self._offset
+            self._offset = self._event_offset or 0  # where an invalid UTF-8 error points
+            text = self._text(data[0] if len(data) == 1 else b"\n".join(data))
+            self._offset = offset
             out.append(
-                SSEMessage(
-                    "\n".join(self._data) if len(self._data) > 1 else self._data[0],
-                    self._event or "message",
-                    self._last_id,
-                    self._retry,
-                    self._event_offset or 0,
-                    self._count,
+                _new_message(
+                    SSEMessage,
+                    (
+                        text,
+                        self._event or "message",
+                        self._last_id,
+                        self._retry,
+                        self._event_offset or 0,
+                        self._count,
+                    ),
                 )
             )
             self._count += 1
