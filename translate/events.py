@@ -22,10 +22,35 @@ work with `match` and cost one small allocation each. Pydantic sees them only th
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from dataclasses import MISSING, dataclass, fields
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import Discriminator, TypeAdapter
+
+_T = TypeVar("_T")
+
+
+def _fast_init(cls: type[_T]) -> type[_T]:
+    """Give a frozen slotted dataclass a faster `__init__` that stores each field through its
+    slot descriptor. The generated frozen `__init__` calls `object.__setattr__` per field, which
+    makes building an event cost about twice as much (it is built once per streamed delta);
+    assignment after construction still raises `FrozenInstanceError`."""
+    params, body, env = [], [], {}
+    for f in fields(cls):  # type: ignore[arg-type]
+        env[f"_set_{f.name}"] = getattr(cls, f.name).__set__
+        if f.default is MISSING:
+            params.append(f.name)
+        else:
+            env[f"_default_{f.name}"] = f.default
+            params.append(f"{f.name}=_default_{f.name}")
+        body.append(f"    _set_{f.name}(self, {f.name})")
+    source = f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body)
+    exec(source, env)
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    init.__doc__ = cls.__init__.__doc__
+    cls.__init__ = init  # type: ignore[method-assign]
+    return cls
 
 __all__ = [
     "EVENT_LIST",
@@ -102,6 +127,7 @@ The first ten are provider errors. `truncated`: the upstream ended before its te
 """
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MessageStart:
     """The answer begins. Always the first event of a stream."""
@@ -118,6 +144,7 @@ class MessageStart:
     type: Literal["message_start"] = "message_start"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlockStart:
     """A content block opens."""
@@ -148,6 +175,7 @@ class BlockStart:
     type: Literal["block_start"] = "block_start"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BlockEnd:
     """A content block closes; no more deltas for `index` follow."""
@@ -157,6 +185,7 @@ class BlockEnd:
     type: Literal["block_end"] = "block_end"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class TextDelta:
     """A fragment of assistant text in a `text` block."""
@@ -168,6 +197,7 @@ class TextDelta:
     type: Literal["text_delta"] = "text_delta"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RefusalDelta:
     """A fragment of a refusal in a `refusal` block."""
@@ -179,6 +209,7 @@ class RefusalDelta:
     type: Literal["refusal_delta"] = "refusal_delta"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ThinkingDelta:
     """A fragment of reasoning text in a `thinking` block."""
@@ -190,6 +221,7 @@ class ThinkingDelta:
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SignatureDelta:
     """The proof of a `thinking` block. Replaces, never appends to, an earlier one."""
@@ -205,6 +237,7 @@ class SignatureDelta:
     type: Literal["signature_delta"] = "signature_delta"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ToolArgsDelta:
     """A fragment of a tool call's JSON arguments, exactly as streamed."""
@@ -217,6 +250,7 @@ class ToolArgsDelta:
     type: Literal["tool_args_delta"] = "tool_args_delta"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Citation:
     """A citation or annotation attached to a `text` block."""
@@ -228,6 +262,7 @@ class Citation:
     type: Literal["citation"] = "citation"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImagePartial:
     """A partial rendering of an image in an `image` block."""
@@ -253,6 +288,7 @@ class ImagePartial:
     type: Literal["image_partial"] = "image_partial"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ImageDone:
     """The final image of an `image` block. Its usage, if any, comes as a `Usage` event."""
@@ -277,6 +313,7 @@ class ImageDone:
     type: Literal["image_done"] = "image_done"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Usage:
     """Token counts: a full snapshot; a later `Usage` replaces an earlier one.
@@ -303,6 +340,7 @@ class Usage:
     type: Literal["usage"] = "usage"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Stop:
     """The answer finished normally. Nothing but `Usage` may follow."""
@@ -316,6 +354,7 @@ class Stop:
     type: Literal["stop"] = "stop"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Error:
     """The answer failed: a provider error, a truncated upstream, or bad input. Ends the stream."""
@@ -331,6 +370,7 @@ class Error:
     type: Literal["error"] = "error"
 
 
+@_fast_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Ping:
     """A keep-alive from the source (Anthropic `ping`). Encoders drop it or write a comment."""
