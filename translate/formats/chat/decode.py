@@ -59,6 +59,10 @@ from .wire import FINISH_TO_STOP, error_kind, usage_to_ir
 
 __all__ = ["ChatDecoder"]
 
+# Delta fields that carry content: one after the choice's finish_reason is bad input.
+_CONTENT_KEYS = ("content", "refusal", "tool_calls", "function_call", "reasoning",
+                 "reasoning_content", "reasoning_details", "images", "audio")
+
 
 class _Tool:
     """An open tool-call block."""
@@ -139,6 +143,10 @@ class ChatDecoder(Decoder):
         usage = obj.get("usage")
         if type(choices) is not list:
             if type(usage) is not dict:
+                if obj.get("object") == "chat.completion.chunk":
+                    # a chunk by its own account, without its required field: bad input in
+                    # every mode (strict=False only skips payloads of an unknown shape)
+                    self._fail("chunk without a choices list")
                 return self._unknown("chunk without choices, error or usage")
             choices = ()
         elif not choices and type(usage) is not dict:
@@ -209,10 +217,48 @@ class ChatDecoder(Decoder):
 
     def _on_choice(self, choice: dict[str, Any], out: list[Event]) -> None:
         if self._finished:
-            return  # repeated finish chunks (OpenRouter's usage chunk) are no-ops
+            # Repeated finish chunks (OpenRouter's usage chunk) are no-ops; content after the
+            # finish_reason is out of order, and dropping it would lose it silently.
+            delta = choice.get("delta")
+            if type(delta) is dict and any(delta.get(key) for key in _CONTENT_KEYS):
+                self._fail("content after the finish_reason")
+            return
         delta = choice.get("delta")
         if type(delta) is dict and delta:
-            self._on_delta(delta, out)
+            # Fast paths for the deltas that make up almost every stream: a delta with only
+            # `content`, only `tool_calls`, or DeepSeek's `content: null` + `reasoning_content`.
+            # Each does exactly what _on_delta does for that shape, without probing the other
+            # dozen dialect keys.
+            size = len(delta)
+            if size == 1:
+                content = delta.get("content")
+                if type(content) is str:
+                    if content:
+                        opened = self._open
+                        if opened is not None and opened[0] == "text" and opened[1] is None:
+                            out.append(TextDelta(index=opened[2], text=content))
+                        else:
+                            self._content("text", None, content, out)
+                elif type(tool_calls := delta.get("tool_calls")) is list:
+                    for call in tool_calls:
+                        if type(call) is dict:
+                            self._on_tool_call(call, out)
+                        else:
+                            self._unknown("a tool call that is not an object")
+                else:
+                    self._on_delta(delta, out)
+            elif (size == 2 and delta.get("content", 0) is None
+                  and type(text := delta.get("reasoning_content")) is str):
+                if text:
+                    opened = self._open
+                    if (opened is not None and opened[0] == "thinking"
+                            and opened[1] == "reasoning_content"):
+                        out.append(ThinkingDelta(index=opened[2], text=text))
+                    else:
+                        self._content("thinking", "reasoning_content", text, out,
+                                      raw={"chat_dialect": "reasoning_content"})
+            else:
+                self._on_delta(delta, out)
         logprobs = choice.get("logprobs")
         if type(logprobs) is dict and (logprobs.get("content") or logprobs.get("refusal")):
             self.report.add("decode", "chat", "logprobs", "token logprobs are not carried")
@@ -420,7 +466,20 @@ class ChatDecoder(Decoder):
             out.append(BlockEnd(index=index))
 
     def _on_tool_call(self, call: dict[str, Any], out: list[Event]) -> None:
-        key: object = call.get("index")
+        if len(call) == 2:
+            # The hot path: `{"index": i, "function": {"arguments": "..."}}`, the next fragment
+            # of a call already open (what _tool does for a fragment without id or name).
+            key: object = call.get("index")
+            function = call.get("function")
+            if type(key) is int and type(function) is dict and len(function) == 1:
+                tool = self._tools.get(key)
+                args = function.get("arguments")
+                if tool is not None and args is not None:
+                    self._last_tool = key
+                    if type(args) is str and args:
+                        out.append(ToolArgsDelta(index=tool.index, json=args))
+                    return
+        key = call.get("index")
         call_id = call.get("id")
         call_id = call_id if type(call_id) is str and call_id else None
         function = call.get("function")
