@@ -39,8 +39,9 @@ def own_streams(format: str) -> list[Path]:
 
 def stream_params(*formats: str, own: bool = True) -> list[Any]:
     """pytest params `(format, path)` over recordings (and our own streams) of `formats`, with
-    readable ids `chat-openai-gpt4o-refusal` (no "/": syrupy sanitises it out of file names and then cannot match them). A missing shared folder yields one skipped param
-    so that the absence is visible, not silent."""
+    readable ids `chat-openai-gpt4o-refusal` (no "/": syrupy sanitises it out of file names and
+    then cannot relate them to the test). A missing shared folder yields one skipped param so
+    that the absence is visible, not silent."""
     params = []
     for fmt in formats or FORMATS:
         paths = recordings(fmt) + (own_streams(fmt) if own else [])

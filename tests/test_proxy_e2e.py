@@ -27,6 +27,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -637,3 +638,26 @@ def test_fake_upstream_splits_recordings_into_whole_events() -> None:
     body = b"data: 1\n\ndata: 2\r\n\r\nevent: x\ndata: 3\n\ntail"
     assert split_events(body) == [b"data: 1\n\n", b"data: 2\r\n\r\n", b"event: x\ndata: 3\n\n",
                                   b"tail"]
+
+
+def test_demo_mode_serves_a_bundled_example_through_the_gateway() -> None:
+    """The README's gateway demo: no real upstream, the bundled chat-tools example converted
+    for an Anthropic client; what the client gets decodes strictly to the example's content."""
+    from starlette.testclient import TestClient
+
+    from examples.proxy.app import demo_transport
+
+    settings = Settings(upstream_url="http://demo.invalid/v1", upstream_format="chat")
+    app = create_app(settings, transport=demo_transport("chat-tools", delay=0))
+    with TestClient(app) as http:
+        body = http.post("/v1/messages", json={
+            "model": "demo", "max_tokens": 64, "stream": True,
+            "messages": [{"role": "user", "content": "hi"}]}).content
+    example = (Path(translate.__file__).parent / "examples" / "chat-tools.sse").read_bytes()
+    want = list(translate.decode([example], source="chat"))
+    got = list(translate.decode([body], source="messages", strict=True))
+    calls = [(e.id, e.name) for e in got if isinstance(e, translate.BlockStart) and e.name]
+    assert calls == [(e.id, e.name) for e in want
+                     if isinstance(e, translate.BlockStart) and e.name]
+    assert len(calls) == 2
+    assert isinstance(got[-1], translate.Stop) and got[-1].reason == "tool_use"

@@ -32,6 +32,10 @@ Configuration, by environment variable or command-line flag (flags win):
 
     python -m examples.proxy.app --upstream-url https://api.anthropic.com/v1 \\
         --upstream-format messages --port 8080
+
+With `--demo EXAMPLE` there is no real upstream: a bundled example stream (`stream-translate
+--list-examples`) is served as the upstream's answer to every request, one event every 50 ms,
+so the gateway can be tried without an API key or a network.
 """
 
 from __future__ import annotations
@@ -364,6 +368,25 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
     return Starlette(routes=routes, lifespan=lifespan)
 
 
+def demo_transport(example: str, *, delay: float = 0.05) -> httpx.AsyncBaseTransport:
+    """An upstream that answers every request with a bundled example stream, event by event."""
+    from importlib.resources import files
+
+    body = files("translate").joinpath(f"examples/{example}.sse").read_bytes()
+
+    async def events() -> AsyncIterator[bytes]:
+        for event in body.split(b"\n\n"):
+            if event.strip():
+                yield event + b"\n\n"
+                await anyio.sleep(delay)
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+                              content=events())
+
+    return httpx.MockTransport(answer)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Run the gateway under uvicorn (see the module docstring for the settings)."""
     import uvicorn
@@ -376,11 +399,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--upstream-model", default=env.model)
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--demo", metavar="EXAMPLE",
+                        help="no real upstream: serve this bundled example stream (its format "
+                             "is the part of the name before the first '-', e.g. chat-tools)")
     args = parser.parse_args(argv)
+    transport = None
+    if args.demo:
+        args.upstream_format = args.demo.split("-", 1)[0]
+        args.upstream_url = "http://demo.invalid/v1"  # never reached: the transport answers
+        transport = demo_transport(args.demo)
     settings = Settings(upstream_url=args.upstream_url, upstream_format=args.upstream_format,
                         api_key=args.upstream_api_key, model=args.upstream_model)
     logging.basicConfig(level=logging.INFO)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port)
+    uvicorn.run(create_app(settings, transport=transport), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":
