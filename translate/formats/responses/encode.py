@@ -35,6 +35,8 @@ import enum
 from collections import deque
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pydantic_core import to_json
+
 from ...events import (
     BlockEnd,
     BlockStart,
@@ -53,6 +55,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...sse import frame
 from .._base import Encoder
 from .wire import (
     KIND_TO_CODE,
@@ -93,7 +96,7 @@ class _Item:
 class _Block:
     """An IR block between its `BlockStart` and the end of its writing."""
 
-    __slots__ = ("buffer", "ended", "extra", "frags", "item", "notes", "part", "start")
+    __slots__ = ("buffer", "ended", "extra", "fast", "frags", "item", "notes", "part", "start")
 
     def __init__(self, start: BlockStart) -> None:
         self.start = start
@@ -104,13 +107,26 @@ class _Block:
         self.frags: list[str] = []
         self.notes: list[dict[str, Any]] = []  # annotations of a text part
         self.extra: dict[str, Any] = {}  # image: result and attributes for the done item
+        # The hot path's pieces once the block's part is open: (delta class it accepts, event
+        # name, JSON up to the sequence number, JSON from after it up to the fragment, tail).
+        self.fast: tuple[type, bytes, bytes, bytes, bytes] | None = None
 
 
 _IMAGE_FIELDS = ("background", "output_format", "quality", "size")
 
-_FAST: dict[type, str] = {TextDelta: "text", ToolArgsDelta: "tool_call"}
-_TEXT_DELTA = b"response.output_text.delta"
-_ARGS_DELTA = b"response.function_call_arguments.delta"
+_FAST_KINDS = (TextDelta, ToolArgsDelta, ThinkingDelta)
+
+
+def _fast(delta: type, event: str, item: _Item, index: str | None, part: int,
+          tail: bytes) -> tuple[type, bytes, bytes, bytes, bytes]:
+    """The constant pieces of a block's delta events, so that the hot path writes
+    `head + seq + mid + to_json(fragment) + tail`: the same bytes `_emit` would serialise
+    from `{"type", "sequence_number", "item_id", "output_index", [index,] "delta", ...}`."""
+    head = b'{"type":' + to_json(event) + b',"sequence_number":'
+    mid = b',"item_id":' + to_json(item.body["id"]) + b',"output_index":%d' % item.index
+    if index is not None:
+        mid += b',"%b":%d' % (index.encode(), part)
+    return (delta, event.encode(), head, mid + b',"delta":', tail)
 
 
 class ResponsesEncoder(Encoder):
@@ -139,26 +155,22 @@ class ResponsesEncoder(Encoder):
     # -- entry points ---------------------------------------------------------------------------
 
     def _encode(self, event: Event) -> bytes:
-        # Hot path: a text or argument fragment of the block being written is one event,
-        # built and serialised directly (no match, no buffering, no dict merge).
+        # Hot path: a text, reasoning or argument fragment of the block being written (its
+        # part already open) is one event spliced from the block's cached JSON pieces and one
+        # `to_json` of the fragment (no match, no buffering, no dict built).
         kind = type(event)
-        if kind is TextDelta or kind is ToolArgsDelta:
+        if kind in _FAST_KINDS:
             block = self._blocks.get(event.index)  # type: ignore[union-attr]
-            if (block is not None and block.buffer is None and not block.ended
-                    and block.item is not None and block.start.kind == _FAST[kind]):
-                text: str = event.text if kind is TextDelta else event.json  # type: ignore[union-attr]
-                block.frags.append(text)
-                item = block.item
-                seq = self._seq
-                self._seq = seq + 1
-                if kind is TextDelta:
-                    return self._frame(_TEXT_DELTA, {
-                        "type": "response.output_text.delta", "sequence_number": seq,
-                        "item_id": item.body["id"], "output_index": item.index,
-                        "content_index": block.part, "delta": text, "logprobs": []})
-                return self._frame(_ARGS_DELTA, {
-                    "type": "response.function_call_arguments.delta", "sequence_number": seq,
-                    "item_id": item.body["id"], "output_index": item.index, "delta": text})
+            if block is not None:
+                fast = block.fast
+                if (fast is not None and fast[0] is kind and block.buffer is None
+                        and not block.ended):
+                    text: str = event.json if kind is ToolArgsDelta else event.text  # type: ignore[union-attr]
+                    block.frags.append(text)
+                    seq = self._seq
+                    self._seq = seq + 1
+                    return frame(fast[1], b"%b%d%b%b%b" % (fast[2], seq, fast[3], to_json(text),
+                                                          fast[4]))
         state = self._state
         if state is _State.DONE:
             if type(event) is Usage:
@@ -401,6 +413,9 @@ class ResponsesEncoder(Encoder):
             self._emit("response.content_part.added", {
                 "item_id": item.body["id"], "output_index": item.index,
                 "content_index": block.part, "part": part})
+            if kind == "text":
+                block.fast = _fast(TextDelta, "response.output_text.delta", item,
+                                   "content_index", block.part, b',"logprobs":[]}')
         elif kind == "thinking":
             block.item = self._reasoning(block)
         elif kind == "tool_call":
@@ -408,6 +423,8 @@ class ResponsesEncoder(Encoder):
             block.item = self._open_item("function_call", None, {
                 "id": self.id_factory("fc_"), "type": "function_call", "status": "in_progress",
                 "arguments": "", "call_id": call_id, "name": start.name or ""})
+            block.fast = _fast(ToolArgsDelta, "response.function_call_arguments.delta",
+                               block.item, None, 0, b"}")
         elif kind == "image":
             item = block.item = self._open_item("image_generation_call", None, {
                 "id": self.id_factory("ig_"), "type": "image_generation_call",
@@ -521,12 +538,16 @@ class ResponsesEncoder(Encoder):
             item.summary.append({})
             self._emit("response.reasoning_summary_part.added", {
                 **ids, "summary_index": block.part, "part": {"type": "summary_text", "text": ""}})
+            block.fast = _fast(ThinkingDelta, "response.reasoning_summary_text.delta", item,
+                               "summary_index", block.part, b"}")
         else:
             block.part = len(item.content)
             item.content.append({})
             self._emit("response.content_part.added", {
                 **ids, "content_index": block.part,
                 "part": {"type": "reasoning_text", "text": ""}})
+            block.fast = _fast(ThinkingDelta, "response.reasoning_text.delta", item,
+                               "content_index", block.part, b"}")
 
     def _finish(self, block: _Block) -> None:
         """The writing block ends: its `.done` events; tool and image items close too."""
