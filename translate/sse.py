@@ -162,12 +162,30 @@ class SSEParser:
         limit = self._limit
         offset = self._offset
         names = self._names
+        new = _new_message
         try:
             for line in lines:
                 if not line:
-                    self._offset = offset
-                    self._dispatch(out)
-                    data = self._data
+                    if len(data) == 1 and self._retry is None:
+                        # The usual event, one data line: _dispatch's work, inline (invalid
+                        # UTF-8 goes to _dispatch, which raises the DecodeError).
+                        try:
+                            text = data[0].decode()
+                        except UnicodeDecodeError:
+                            self._offset = offset
+                            self._dispatch(out)
+                        out.append(new(SSEMessage, (
+                            text, self._event or "message", self._last_id, None,
+                            self._event_offset, self._count)))
+                        self._count += 1
+                        data = self._data = []
+                        self._data_size = 0
+                        self._event = ""
+                        self._event_offset = None
+                    else:
+                        self._offset = offset
+                        self._dispatch(out)
+                        data = self._data
                 elif line[:6] == b"data: " and len(line) <= limit:
                     if self._event_offset is None:
                         self._event_offset = offset
