@@ -73,13 +73,15 @@ _STATE_NAMES = ("IDLE", "OPEN", "STOPPED", "FAILED")
 _DONE = b"data: [DONE]\n\n"
 _OPEN_CHOICE = b',"choices":[{"index":0,"delta":'
 _NULL_FINISH = b',"finish_reason":null}]}'
+_TEXT_TAIL = b"}" + _NULL_FINISH
+_ARGS_TAIL = b"}}]}" + _NULL_FINISH
 
 
 class _Block:
     """What the encoder remembers about one IR block."""
 
-    __slots__ = ("detail", "format", "format_sent", "id", "id_sent", "kind", "plain_written",
-                 "summary", "tool")
+    __slots__ = ("detail", "fast", "format", "format_sent", "id", "id_sent", "kind",
+                 "plain_written", "summary", "tool")
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
@@ -91,6 +93,9 @@ class _Block:
         self.id_sent = False
         self.summary = False
         self.plain_written = False  # this thinking block wrote flat reasoning text
+        # The hot path's chunk around a fragment, once it no longer changes: (delta class it
+        # accepts, bytes up to the fragment's JSON string, bytes after it).
+        self.fast: tuple[type, bytes, bytes] | None = None
 
 
 class ChatEncoder(Encoder):
@@ -121,6 +126,7 @@ class ChatEncoder(Encoder):
         self.keepalive = keepalive
         self._state = _IDLE
         self._base = b""  # `{"id":…,"model":…` without its closing brace
+        self._text_head = b""  # `_base` + a content chunk up to its JSON string
         self._origin: str | None = None
         self._role = False  # the role chunk is written
         self._blocks: dict[int, _Block] = {}
@@ -137,6 +143,22 @@ class ChatEncoder(Encoder):
 
     def _encode(self, event: Event) -> bytes:
         state = self._state
+        if state == _OPEN and self._role:
+            # The hot path: a fragment spliced into its cached chunk with one `to_json` of the
+            # string, the same bytes `_chunk` writes for `{"content": text}` and friends.
+            kind = type(event)
+            if kind is TextDelta:
+                text = event.text  # type: ignore[union-attr]
+                return frame(None, self._text_head + to_json(text) + _TEXT_TAIL) if text else b""
+            if kind is ToolArgsDelta or kind is ThinkingDelta:
+                block = self._blocks.get(event.index)  # type: ignore[union-attr]
+                if block is not None:
+                    fast = block.fast
+                    if fast is not None and fast[0] is kind:
+                        text = event.json if kind is ToolArgsDelta else event.text  # type: ignore[union-attr]
+                        if not text:
+                            return b""
+                        return frame(None, fast[1] + to_json(text) + fast[2])
         if state >= _STOPPED:
             if type(event) is Usage and state == _STOPPED:
                 self._usage = event
@@ -219,6 +241,7 @@ class ChatEncoder(Encoder):
             "model": model,
         })
         self._base = head[:-1]
+        self._text_head = self._base + _OPEN_CHOICE + b'{"content":'
         self._state = _OPEN
         return b""
 
@@ -243,6 +266,9 @@ class ChatEncoder(Encoder):
             block.tool = self._tools
             self._tools += 1
             out = b"" if self._role else self._role_chunk(None)
+            block.fast = (ToolArgsDelta, self._base + _OPEN_CHOICE
+                          + b'{"tool_calls":[{"index":%d,"function":{"arguments":' % block.tool,
+                          _ARGS_TAIL)
             call_id = event.id if event.id else self.id_factory("call_")
             return out + self._chunk({"tool_calls": [{
                 "index": block.tool,
@@ -321,7 +347,11 @@ class ChatEncoder(Encoder):
             return b""
         dialect = self._reasoning_dialect(None)
         if dialect != "reasoning_details":
-            return self._chunk({dialect: self._flat(block, text)})
+            out = self._chunk({dialect: self._flat(block, text)})
+            # from now on this block's fragments are written unchanged under `dialect`
+            block.fast = (ThinkingDelta, self._base + _OPEN_CHOICE + b"{" + to_json(dialect)
+                          + b":", _TEXT_TAIL)
+            return out
         if block.detail < 0:
             block.detail = self._new_detail()
         if block.summary:
