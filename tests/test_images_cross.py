@@ -100,8 +100,6 @@ def test_images_stream_survives_responses_and_back_with_identical_bytes_and_usag
         assert (error.message, error.kind) == (source_errors[0].message, source_errors[0].kind)
 
 
-@pytest.mark.xfail(strict=True, reason="the responses encoder maps the code to ResponseError's "
-                   "closed enum also in the free-form `error` event, unreported")
 def test_provider_error_code_survives_responses() -> None:
     body = (OWN_FIXTURES / "images" / "error-replaces-partial.sse").read_bytes()
     back, _ = run(run(body, "images", "responses")[0], "responses", "images")

@@ -13,7 +13,7 @@ from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, 
 from typing import Any, Literal
 
 from .errors import DecodeError
-from .events import Error, Event
+from .events import Error, Event, Stop, Usage
 from .formats import decoder_class, encoder_class
 from .report import Loss, LossReport
 
@@ -31,7 +31,7 @@ class Converter:
     After the stream, `losses` lists what the target could not carry.
     """
 
-    __slots__ = ("_done", "decoder", "encoder", "on_error", "report")
+    __slots__ = ("_done", "_terminated", "decoder", "encoder", "on_error", "report")
 
     def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
                  **options: Any) -> None:
@@ -53,6 +53,9 @@ class Converter:
             report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
         )
         self._done = False  # after bad input in emit mode: the rest of the input is ignored
+        # The target got its terminal event (Stop or Error): an error found later cannot be
+        # written any more (the client already has its answer), only reported.
+        self._terminated = False
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
@@ -65,6 +68,12 @@ class Converter:
         if not events:
             return b""
         encode = self.encoder.encode
+        # After Stop only Usage may follow and after Error nothing, so a terminal event is the
+        # last of its batch or followed by Usage: one type check per batch, not per event.
+        last = type(events[-1])
+        if last is Stop or last is Error or (
+                last is Usage and any(type(event) is Stop for event in events)):
+            self._terminated = True
         if len(events) == 1:
             return encode(events[0])
         return b"".join([encode(event) for event in events])
@@ -84,10 +93,20 @@ class Converter:
 
     def abort(self, reason: str) -> bytes:
         """The upstream failed (a connection error, say) before its end: finish the target as
-        truncated. Returns the closing bytes."""
+        truncated. Returns the closing bytes.
+
+        A failure after the target got its terminal event leaves the answer complete: it is
+        only recorded in the loss report (`upstream_failure`). Before that it is a truncation,
+        even where a clean end of the bytes would have counted as complete (a chat stream
+        between its finish_reason and its usage chunk, an image stream before `[DONE]`): an
+        exception is never turned into a clean stop."""
         if self._done:
             return self.encoder.end()
         self._done = True
+        if self._terminated:
+            self.report.add("decode", self.decoder.format, "upstream_failure",
+                            f"the upstream failed after its terminal event: {reason}")
+            return self.encoder.end()
         error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
         return self.encoder.encode(error) + self.encoder.end()
 
@@ -97,12 +116,23 @@ class Converter:
         return self.report.entries
 
     def _bad_input(self, exc: DecodeError) -> bytes:
-        """Raise, or deliver what decoded cleanly before the failure and then the failure."""
+        """Raise, or deliver what decoded cleanly before the failure and then the failure.
+
+        Bad input after the source's terminal event (a chunk after `[DONE]`, say) cannot
+        change an answer the client already has: in emit mode it is recorded in the loss
+        report (`trailing_input`) and the target stream is left as it was."""
         if self.on_error == "raise":
             raise exc
         self._done = True
         encode = self.encoder.encode
-        good = b"".join([encode(event) for event in exc.decoded])
+        decoded = exc.decoded
+        good = b"".join([encode(event) for event in decoded]) if decoded else b""
+        if not self._terminated and any(type(e) is Stop or type(e) is Error for e in decoded):
+            self._terminated = True
+        if self._terminated:
+            self.report.add("decode", self.decoder.format, "trailing_input",
+                            f"bad input after the terminal event was ignored: {exc}")
+            return good
         return good + encode(Error(kind="bad_input", message=str(exc)))
 
 

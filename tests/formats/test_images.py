@@ -230,19 +230,20 @@ def test_unknown_event_raises_in_strict_mode_and_is_skipped_otherwise() -> None:
     assert decode(body, strict=False) == decode(fixture("generate-one-partial"))
 
 
-def test_partial_without_base64_raises_in_strict_mode() -> None:
+def test_partial_without_base64_is_bad_input_in_both_modes() -> None:
+    # A missing required field is bad input; strict=False only skips unknown event types.
     body = (b'data: {"type":"image_generation.partial_image","partial_image_index":0}\n\n'
             + fixture("generate-one-partial"))
-    with pytest.raises(DecodeError, match="b64_json"):
-        decode(body)
-    assert decode(body, strict=False) == decode(fixture("generate-one-partial"))
+    for strict in (True, False):
+        with pytest.raises(DecodeError, match="b64_json"):
+            decode(body, strict=strict)
 
 
-def test_events_after_done_raise_in_strict_mode_and_are_ignored_otherwise() -> None:
+def test_events_after_done_are_bad_input_in_both_modes() -> None:
     body = fixture("generate-one-partial") + fixture("generate-one-partial")
-    with pytest.raises(DecodeError, match="after the end"):
-        decode(body)
-    assert decode(body, strict=False) == decode(fixture("generate-one-partial"))
+    for strict in (True, False):
+        with pytest.raises(DecodeError, match="after the end"):
+            decode(body, strict=strict)
 
 
 def test_safety_identifier_is_reported_as_lost() -> None:

@@ -68,8 +68,11 @@ class ImagesDecoder(Decoder):
     def _on_message(self, message: SSEMessage) -> list[Event]:
         data = message.data
         if self._over:
-            # Nothing follows [DONE] or an error; a lenient decoder ignores stragglers.
-            return self._unknown("event after the end of the stream")
+            # Nothing follows [DONE] or an error: content after the terminal event is bad input
+            # in every mode (strict=False only skips well-formed events of unknown type).
+            if not data.strip():
+                return []
+            self._fail("event after the end of the stream")
         if data == DONE:
             return self._done()
         if not data:
@@ -118,8 +121,8 @@ class ImagesDecoder(Decoder):
 
     def _partial(self, obj: dict[str, Any], op: Operation) -> list[Event]:
         b64 = obj.get("b64_json")
-        if type(b64) is not str:
-            return self._unknown("partial image event without a b64_json string")
+        if type(b64) is not str:  # a required field: bad input in every mode
+            self._fail("partial image event without a b64_json string")
         created = _int(obj.get("created_at"))
         out = self._start(created)
         index = self._open_block(out)

@@ -134,12 +134,15 @@ class ResponsesDecoder(Decoder):
         self._next = 0  # next IR block index
         self._tool_calls = False  # a function_call item was seen (stop reason tool_use)
         self._started = False  # MessageStart emitted
+        self._created_seen = False  # a response.created arrived (a second one is bad input)
 
     # -- dispatch -------------------------------------------------------------------------------
 
     def _on_message(self, message: SSEMessage) -> list[Event]:
-        if message.data.startswith("[DONE]"):
-            return []  # OpenRouter's trailer; a missing terminal event is reported by end()
+        if message.data == "[DONE]":
+            # OpenRouter's trailer (exactly this; "[DONE] " or "[done]" are invalid JSON like
+            # any other); a missing terminal event is reported by end().
+            return []
         payload = self._json(message)
         kind = payload.get("type")
         if type(kind) is not str:
@@ -285,6 +288,10 @@ def _response(self: ResponsesDecoder, payload: dict[str, Any]) -> dict[str, Any]
 
 def _on_created(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     response = _response(self, payload)
+    if payload["type"] == "response.created":
+        if self._created_seen:
+            self._fail("second response.created")
+        self._created_seen = True
     if self._started:
         return []  # response.queued / in_progress after created: the same response
     self._started = True
@@ -479,6 +486,9 @@ def _done_image(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
     assert call is not None
     if call.block in self._open:
         result = done.get("result")
+        if type(result) is not str and done.get("status") in ("failed", "incomplete"):
+            self._end(out, call.block)  # cut off by a failure: the partials were previews
+            return
         out.append(ImageDone(
             index=call.block,
             b64=result if type(result) is str else None,

@@ -60,6 +60,7 @@ from .._base import Encoder
 from .wire import (
     KIND_TO_CODE,
     KIND_TO_TYPE,
+    RESPONSE_ERROR_CODES,
     STOP_TO_INCOMPLETE,
     carries_signature,
     usage_from_ir,
@@ -343,6 +344,8 @@ class ResponsesEncoder(Encoder):
                         self._write(block, event)
             if failed and block.start.kind == "tool_call":
                 self._abandon_call(block)
+            elif failed and block.start.kind == "image" and "result" not in block.extra:
+                self._abandon_image(block)
             else:
                 self._finish(block)
             order.popleft()
@@ -612,6 +615,18 @@ class ResponsesEncoder(Encoder):
         item.body = {**item.body, "status": "incomplete", "arguments": "".join(block.frags)}
         self._close_item("incomplete")
 
+    def _abandon_image(self, block: _Block) -> None:
+        """An image cut off by a failure: its item closes `failed` with no result, and no
+        `image_generation_call.completed` is written (the partials were only previews)."""
+        self._blocks.pop(block.start.index, None)
+        item = block.item
+        if item is None:
+            return
+        extra = block.extra
+        item.body = {**item.body, "status": "failed", "result": None,
+                     **{k: extra[k] for k in _IMAGE_FIELDS if k in extra}}
+        self._close_item("failed")
+
     # -- terminal events ------------------------------------------------------------------------
 
     def _usage_body(self) -> dict[str, Any] | None:
@@ -650,8 +665,17 @@ class ResponsesEncoder(Encoder):
         self._state = _State.DONE
         raw = error.raw if self._same and error.raw else None
         code = raw.get("code") if raw else None
-        if type(code) is not str:
-            code = KIND_TO_CODE.get(error.kind, "server_error")
+        if type(code) is str:  # same origin: the provider's own code, unchanged everywhere
+            enum_code = code
+        else:
+            # The `error` event's code is free text: the provider's code survives (an images
+            # `moderation_blocked`, say). Only `response.failed`'s ResponseError.code is a
+            # closed enum, so there a code outside it is replaced by the closest member.
+            code = error.code if type(error.code) is str and error.code else None
+            enum_code = code if code in RESPONSE_ERROR_CODES else KIND_TO_CODE.get(
+                error.kind, "server_error")
+            if code is None:
+                code = enum_code
         etype = raw.get("type") if raw else None
         if type(etype) is not str:
             etype = KIND_TO_TYPE.get(error.kind, "server_error")
@@ -660,5 +684,5 @@ class ResponsesEncoder(Encoder):
                              "error": {"type": etype, "code": code, "message": message,
                                        "param": None}})
         self._emit("response.failed", {"response": self._response(
-            "failed", error={"code": code, "message": message}, output=self._output,
+            "failed", error={"code": enum_code, "message": message}, output=self._output,
             usage=self._usage_body())})

@@ -17,6 +17,7 @@ __all__ = [
     "INCOMPLETE_TO_STOP",
     "KIND_TO_CODE",
     "KIND_TO_TYPE",
+    "RESPONSE_ERROR_CODES",
     "SAME_FAMILY_PREFIXES",
     "SIGNATURE_PROVIDER",
     "STOP_TO_INCOMPLETE",
@@ -98,6 +99,17 @@ KIND_TO_CODE: Final[dict[ErrorKind, str]] = {
 }
 """IR error kind -> `ResponseError.code`, a closed enum (spec/responses.md §4.5): everything
 without a closer code is `server_error`."""
+
+RESPONSE_ERROR_CODES: Final = frozenset({
+    "server_error", "rate_limit_exceeded", "invalid_prompt", "data_residency_mismatch",
+    "bio_policy", "misalignment_policy_violation", "vector_store_timeout", "invalid_image",
+    "invalid_image_format", "invalid_base64_image", "invalid_image_url", "image_too_large",
+    "image_too_small", "image_parse_error", "image_content_policy_violation",
+    "invalid_image_mode", "image_file_too_large", "unsupported_image_media_type",
+    "empty_image_file", "failed_to_download_image", "image_file_not_found",
+})
+"""The closed enum of `ResponseError.code` (openai-python 3.x): only `response.failed`'s
+`response.error.code` must be one of these; the `error` event's `code` is free text."""
 
 KIND_TO_TYPE: Final[dict[ErrorKind, str]] = {
     "api_error": "server_error",
