@@ -111,8 +111,39 @@ class MessagesDecoder(Decoder):
     # -- Decoder hooks --------------------------------------------------------------------------
 
     def _on_message(self, message: SSEMessage) -> list[Event]:
-        payload = self._json(message)
+        # `Decoder._json` inlined: this runs once per event.
+        try:
+            payload = from_json(message.data)
+        except ValueError as exc:
+            self._fail(f"invalid JSON ({exc})")
+        if type(payload) is not dict:
+            self._fail(f"expected a JSON object, got {type(payload).__name__}")
         kind = payload.get("type")
+        if kind == "content_block_delta":
+            # The hot path inlined: a text, argument or thinking delta of its open block, which
+            # _on_content_block_delta would turn into the same event after the same checks.
+            index = payload.get("index")
+            block = self._blocks.get(index) if type(index) is int else None
+            delta = payload.get("delta")
+            if block is not None and type(delta) is dict:
+                dtype = delta.get("type")
+                if dtype == "text_delta":
+                    if block.kind == "text":
+                        text = delta.get("text")
+                        if type(text) is str:
+                            return [TextDelta(index=block.ir, text=text)] if text else []
+                elif dtype == "input_json_delta":
+                    if block.kind == "tool_call":
+                        block.args_seen = True
+                        text = delta.get("partial_json")
+                        if type(text) is str and text:
+                            return [ToolArgsDelta(index=block.ir, json=text)]
+                        return []  # the first fragment is often "": nothing to carry
+                elif dtype == "thinking_delta" and block.kind == "thinking":
+                    text = delta.get("thinking")
+                    if type(text) is str:
+                        return [ThinkingDelta(index=block.ir, text=text)] if text else []
+            return self._on_content_block_delta(payload)
         handler = self._handlers.get(kind) if type(kind) is str else None
         if handler is None:
             return self._unknown(f"unknown event type {kind!r}")
