@@ -37,6 +37,8 @@ import enum
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from pydantic_core import from_json
+
 from ...events import (
     BlockEnd,
     BlockStart,
@@ -111,6 +113,15 @@ def _args_delta(*, index: int, text: str) -> Event:
 
 _LIFECYCLE = frozenset({"response.created", "response.queued", "response.in_progress"})
 
+# The delta events of the hot path: (summary part?, the part key, the IR delta class).
+_FAST_DELTAS: dict[str, tuple[bool, str, Any]] = {
+    "response.output_text.delta": (False, "content_index", TextDelta),
+    "response.reasoning_summary_text.delta": (True, "summary_index", ThinkingDelta),
+    "response.reasoning_text.delta": (False, "content_index", ThinkingDelta),
+    "response.refusal.delta": (False, "content_index", RefusalDelta),
+    "response.function_call_arguments.delta": (False, "", ToolArgsDelta),
+}
+
 _KIND_OF_ITEM = {
     "message": "message",
     "function_call": "function_call",
@@ -143,24 +154,51 @@ class ResponsesDecoder(Decoder):
             # OpenRouter's trailer (exactly this; "[DONE] " or "[done]" are invalid JSON like
             # any other); a missing terminal event is reported by end().
             return []
-        payload = self._json(message)
+        # `Decoder._json` inlined: this runs once per event.
+        try:
+            payload = from_json(message.data)
+        except ValueError as exc:
+            self._fail(f"invalid JSON ({exc})")
+        if type(payload) is not dict:
+            self._fail(f"expected a JSON object, got {type(payload).__name__}")
         kind = payload.get("type")
         if type(kind) is not str:
             return self._unknown("event without a string type")
         state = self._state
-        if state is not _State.OPEN:
-            if state is _State.START:
-                self._state = _State.OPEN
-                if kind in _LIFECYCLE:
-                    return _on_created(self, payload)
-                # A resumed stream (or a bare error) starts without response.created.
-                self._started = True
-                return [MessageStart(origin="responses"), *self._dispatch(kind, payload)]
-            if state is _State.ERRORED and kind == "response.failed":
-                self._state = _State.DONE  # the same failure as the error event before it
-                return []
-            self._fail(f"{kind} after the terminal event")
-        return self._dispatch(kind, payload)
+        if state is _State.OPEN:
+            fast = _FAST_DELTAS.get(kind)
+            if fast is not None:
+                # The hot path inlined: a well-formed delta of a known, open part. Anything
+                # else (unknown item or part, wrong part type, logprobs, a part already done,
+                # a delta that is not a string) takes the handler, which reports or fails.
+                item_id = payload.get("item_id")
+                item = self._items.get(item_id) if type(item_id) is str else None
+                text = payload.get("delta")
+                if item is not None and type(text) is str and not payload.get("logprobs"):
+                    summary, key, delta = fast
+                    if delta is ToolArgsDelta:
+                        part = item.call if item.kind == "function_call" else None
+                    else:
+                        part = (item.summary if summary else item.parts).get(payload.get(key))
+                        if part is not None and part.delta is not delta:
+                            part = None
+                    if part is not None and not part.ended:
+                        part.frags.append(text)
+                        if delta is ToolArgsDelta:
+                            return [ToolArgsDelta(index=part.block, json=text)]
+                        return [delta(index=part.block, text=text)]
+            return self._dispatch(kind, payload)
+        if state is _State.START:
+            self._state = _State.OPEN
+            if kind in _LIFECYCLE:
+                return _on_created(self, payload)
+            # A resumed stream (or a bare error) starts without response.created.
+            self._started = True
+            return [MessageStart(origin="responses"), *self._dispatch(kind, payload)]
+        if state is _State.ERRORED and kind == "response.failed":
+            self._state = _State.DONE  # the same failure as the error event before it
+            return []
+        self._fail(f"{kind} after the terminal event")
 
     def _dispatch(self, kind: str, payload: dict[str, Any]) -> list[Event]:
         handler = _HANDLERS.get(kind)
