@@ -1,40 +1,9 @@
-"""chat <-> messages: every recording, converted both ways and to itself, read by the official SDK.
+"""chat <-> messages scenarios: parallel tool calls, signatures, cached usage, errors, pings.
 
-For each stream in fixtures/chat and fixtures/messages and each target in (chat, messages), the
-converted stream is read by the target's official SDK stream helper (openai's
-`chat.completions.stream`, anthropic's `messages.stream`) and what it rebuilds must carry the
-same text, reasoning, tool calls (names, ids, parsed arguments), stop reason and usage as what
-the source's SDK rebuilds from the original, in IR semantics (`tests.sdk.summarize`). Every
-messages output is also fed back into `MessagesDecoder(strict=True)`.
-
-Deliberate differences, by name (each is applied in `expected()` only where it applies):
-
-name                      what the target shows, and why
-------------------------  ----------------------------------------------------------------------
-input_tokens_placeholder  chat -> messages: `message_start` has `input_tokens: 0` (chat reports
-                          usage only at the end and the stream is never held back); the real
-                          figures, cache fields included, come in `message_delta`, so the SDK's
-                          final usage is exact.
-unknown_usage_is_zero     a cache or reasoning figure the source does not report comes back as 0
-                          (messages usage fields are ints; the chat encoder writes 0 details).
-no_usage_becomes_zeros    a chat source without any usage gives zero usage in messages (usage is
-                          required there); reported as `usage`.
-stop_sequence_to_stop     messages `stop_sequence` -> chat `stop` -> end_turn: which sequence
-                          matched is lost (reported).
-pause_turn_lossy          messages `pause_turn` -> chat `stop` -> end_turn: chat has no
-                          "continue me" signal (reported).
-refusal_becomes_text      chat `refusal` -> messages text (no refusal channel; reported
-                          `refusal_channel`).
-truncation_is_an_error    a source cut off before its end (the SDK alone hands back a silently
-                          partial result, stop None) becomes an error the target's SDK raises.
-done_without_finish       a chat stream ending in `[DONE]` with no finish reason the SDK kept is
-                          a clean end_turn.
-partial_args_parsed       tool JSON cut by max_tokens: the anthropic SDK parses what it can, chat
-                          carries the raw text; compared after the same partial parse.
-legacy_function_call      a chat `function_call` (pre-tools API) becomes a tool call.
-sdk_cannot_read_original  where the source's SDK rejects the original (messages without `event:`
-                          lines, Mistral content arrays, tool calls without index or type), the
-                          reference is what the decoded IR says.
+Whether every chat and messages stream, converted to each format, reads the same in the official
+SDKs is the conversion matrix's job (tests/test_matrix.py, with the one table of deliberate
+differences in tests/differences.py). Here: the cases that need a closer look at the wire, and
+the low-level `messages.create(stream=True)` path for every stream converted to messages.
 """
 
 from __future__ import annotations
@@ -53,14 +22,9 @@ from tests.sdk import Summary, streaming_transport, summarize
 from tests.sdk.messages import create_events
 from translate.convert import convert
 from translate.events import (
-    BlockStart,
     Error,
     Event,
-    RefusalDelta,
     Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolArgsDelta,
     Usage,
 )
 from translate.formats import get_decoder
@@ -69,8 +33,6 @@ from translate.report import Loss
 from translate.sse import SSEParser
 
 TARGETS = ("chat", "messages")
-CHAT_TO_MESSAGES_STOP = {"stop_sequence": "end_turn", "pause_turn": "end_turn",
-                         "context_window": "max_tokens"}
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -110,7 +72,7 @@ def _args(value: Any) -> Any:
 
 
 def view(summary: Summary) -> dict[str, Any]:
-    """What we compare, with unknown cache and reasoning figures as 0 (unknown_usage_is_zero)."""
+    """What we compare, with unknown cache and reasoning figures as 0."""
     usage = dict(summary.usage)
     if usage:
         for key in ("cache_read", "cache_write", "reasoning"):
@@ -125,120 +87,30 @@ def view(summary: Summary) -> dict[str, Any]:
     }
 
 
-def from_ir(events: list[Event]) -> dict[str, Any]:
-    """The reference when the source's SDK cannot read the original (sdk_cannot_read_original)."""
-    blocks = {e.index: e for e in events if isinstance(e, BlockStart)}
-    text = "".join(e.text for e in events if isinstance(e, TextDelta))
-    refusal = "".join(e.text for e in events if isinstance(e, RefusalDelta))
-    thoughts: dict[int, list[str]] = {}
-    args: dict[int, list[str]] = {}
-    for e in events:
-        if isinstance(e, ThinkingDelta):
-            thoughts.setdefault(e.index, []).append(e.text)
-        elif isinstance(e, ToolArgsDelta):
-            args.setdefault(e.index, []).append(e.json)
-    tools = [(b.name, _args("".join(args.get(i, [])) or "{}"), b.id)
-             for i, b in sorted(blocks.items()) if b.kind == "tool_call"]
-    last = events[-1]
-    stop = last.reason if isinstance(last, Stop) else "error"
-    if stop == "end_turn" and tools:
-        stop = "tool_use"
-    usages = [e for e in events if isinstance(e, Usage)]
-    usage: dict[str, Any] = {}
-    if usages:
-        u = usages[-1]
-        usage = {"input": u.input_tokens, "output": u.output_tokens,
-                 "cache_read": u.cache_read_tokens or 0, "cache_write": u.cache_write_tokens or 0,
-                 "reasoning": u.reasoning_tokens or 0}
-    return {"text": text, "refusal": refusal,
-            "reasoning": "\n\n".join("".join(t) for _, t in sorted(thoughts.items())),
-            "tools": tools, "stop": stop, "usage": usage}
+# -- messages.create(stream=True) ----------------------------------------------------------------
 
 
-def reference(data: bytes, source: str, events: list[Event]) -> dict[str, Any]:
-    """What the source's SDK rebuilds from the original, or the IR where it cannot."""
-    try:
-        summary = summarize(source, data)
-    # The openai accumulator fails on some dialects (and warns, which pytest makes an error).
-    except (RuntimeError, TypeError, AssertionError, KeyError, UserWarning):
-        return from_ir(events)
-    if summary.error and summary.error.startswith("AssertionError"):  # no `event:` lines
-        return from_ir(events)
-    ref = view(summary)
-    raw = summary.raw
-    if source == "chat" and raw is not None and raw.choices and not ref["tools"]:
-        call = getattr(raw.choices[0].message, "function_call", None)
-        if call is not None:  # legacy_function_call
-            ref["tools"] = [(call.name, _args(call.arguments), None)]
-            if ref["stop"] == "end_turn":
-                ref["stop"] = "tool_use"
-    return ref
-
-
-def expected(ref: dict[str, Any], source: str, target: str, events: list[Event]) -> dict[str, Any]:
-    """The reference with the deliberate differences of this direction applied."""
-    want = dict(ref)
-    last = events[-1]
-    if isinstance(last, Error):
-        # truncation_is_an_error (and provider errors): the target's SDK raises, nothing else
-        return {"stop": "error"}
-    if want["stop"] is None and isinstance(last, Stop):  # done_without_finish
-        want["stop"] = "tool_use" if want["tools"] and last.reason == "end_turn" else last.reason
-    if target == "chat" and source == "messages":
-        want["stop"] = CHAT_TO_MESSAGES_STOP.get(want["stop"], want["stop"])
-    if target == "messages" and source == "chat":
-        if want["refusal"]:  # refusal_becomes_text
-            want["text"], want["refusal"] = want["text"] + want["refusal"], ""
-        if not want["usage"]:  # no_usage_becomes_zeros
-            want["usage"] = {"input": 0, "output": 0, "cache_read": 0, "cache_write": 0,
-                             "reasoning": 0}
-    return want
-
-
-def got(summary: Summary, want: dict[str, Any]) -> dict[str, Any]:
-    view_ = view(summary)
-    return {k: view_[k] for k in want}
-
-
-def _ids(tools: list[tuple[Any, Any, Any]], ref: list[tuple[Any, Any, Any]]) -> list[Any]:
-    # Ids are carried unchanged; where the source had none the encoder makes one up.
-    return [(n, a, i if r[2] is not None else None) for (n, a, i), r in zip(tools, ref,
-                                                                           strict=False)]
-
-
-# -- the matrix ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(("source", "path"), stream_params("chat", "messages"))
-def test_target_sdk_rebuilds_what_the_source_sdk_rebuilds(source: str, path: Path,
-                                                          target: str) -> None:
+def test_every_stream_converted_to_messages_passes_the_low_level_create_path(
+        source: str, path: Path) -> None:
+    """Typed events in wire order, ending in message_stop, or raising the API error the stream
+    carries; and the output decodes again strictly, ending the way the source ended."""
     data = path.read_bytes()
     events = ir(data, source)
-    want = expected(reference(data, source, events), source, target, events)
-    body, report = run(data, source, target)
-    summary = summarize(target, body)
-    have = got(summary, want)
-    if "tools" in want:
-        have["tools"] = _ids(have["tools"], want["tools"])
-        want["tools"] = _ids(want["tools"], want["tools"])
-    assert have == want, summary.error
-    if target == "messages":
-        # The low-level path most applications use accepts it too: typed events in wire order,
-        # ending in message_stop, or raising the API error the stream carries.
-        client = httpx.Client(transport=streaming_transport(body))
-        if isinstance(events[-1], Error):
-            with pytest.raises(anthropic.APIStatusError):
-                create_events(client)
-        else:
-            typed = create_events(client)
-            assert [e.type for e in typed] == [p["type"] for _, p in wire(body)
-                                               if p["type"] != "ping"]
-        again = strict_messages(body)  # never raises
-        assert isinstance(again[-1], Stop | Error)
-        assert isinstance(again[-1], Error) == isinstance(events[-1], Error)
-        if isinstance(events[-1], Stop) and not any(isinstance(e, Usage) for e in events):
-            assert "usage" in {x.what for x in report}
+    body, report = run(data, source, "messages")
+    client = httpx.Client(transport=streaming_transport(body))
+    if isinstance(events[-1], Error):
+        with pytest.raises(anthropic.APIStatusError):
+            create_events(client)
+    else:
+        typed = create_events(client)
+        assert [e.type for e in typed] == [p["type"] for _, p in wire(body)
+                                           if p["type"] != "ping"]
+    again = strict_messages(body)  # never raises
+    assert isinstance(again[-1], Stop | Error)
+    assert isinstance(again[-1], Error) == isinstance(events[-1], Error)
+    if isinstance(events[-1], Stop) and not any(isinstance(e, Usage) for e in events):
+        assert "usage" in {x.what for x in report}
 
 
 # -- scenarios ----------------------------------------------------------------------------------
