@@ -371,6 +371,18 @@ class MessagesEncoder(Encoder):
 
     def _delta_bytes(self, block: _Block, event: _Delta) -> bytes:
         kind = block.start.kind
+        # Held-back fragments flushed when their block's turn comes (chat's parallel tool
+        # calls) take the same spliced form as the hot path.
+        etype = type(event)
+        if etype is ToolArgsDelta and kind == "tool_call":
+            text = event.json  # type: ignore[union-attr]
+            return frame(_DELTA, block.prefix + _ARGS + to_json(text) + b"}}") if text else b""
+        if (etype is TextDelta or etype is RefusalDelta) and block.wire_kind == "text":
+            text = event.text  # type: ignore[union-attr]
+            return frame(_DELTA, block.prefix + _TEXT + to_json(text) + b"}}") if text else b""
+        if etype is ThinkingDelta and kind == "thinking":
+            text = event.text  # type: ignore[union-attr]
+            return frame(_DELTA, block.prefix + _THINKING + to_json(text) + b"}}") if text else b""
         if isinstance(event, TextDelta | RefusalDelta) and kind in ("text", "refusal"):
             if not event.text:
                 return b""

@@ -465,6 +465,17 @@ class ResponsesEncoder(Encoder):
 
     def _write(self, block: _Block, event: Event) -> None:
         """One delta-like event of the writing block."""
+        fast = block.fast
+        if fast is not None and type(event) is fast[0]:
+            # held-back fragments replayed in their turn: spliced like the hot path
+            fragment: str = (event.json if type(event) is ToolArgsDelta
+                              else event.text)  # type: ignore[union-attr]
+            block.frags.append(fragment)
+            seq = self._seq
+            self._seq = seq + 1
+            self._out.append(frame(fast[1], b"%b%d%b%b%b" % (fast[2], seq, fast[3],
+                                                             to_json(fragment), fast[4])))
+            return
         item = block.item
         match event:
             case TextDelta(text=text) | RefusalDelta(text=text):
