@@ -19,9 +19,11 @@ is written before the first event that needs it. Every later event carries the n
 
 One item is open at a time. Blocks that overlap (chat interleaves parallel tool calls) are held
 back: events of every block but the oldest unfinished one are buffered and replayed, in order,
-when that block ends (spec/mapping.md §7.2). Texts and arguments are kept as lists of
-fragments and joined once at their `.done` event; the finished items are kept for the terminal
-event, which must carry the complete `output` (§7.3), so memory grows with the output only.
+when that block ends (spec/mapping.md §7.2); what is held back is bounded by `max_buffer`
+(UTF-8 bytes of text, arguments and image data, default 64 MiB), past which `EncodeError`.
+Texts and arguments are kept as lists of fragments and joined once at their `.done` event;
+the finished items are kept for the terminal event, which must carry the complete `output`
+(§7.3), so memory grows with the output only.
 
 `Stop` ends the stream with `response.completed` or `response.incomplete`, written at once when
 usage is known, else held until a `Usage` or `end()`. `Error`, and a stream that ends without
@@ -37,6 +39,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic_core import to_json
 
+from ...errors import EncodeError
 from ...events import (
     BlockEnd,
     BlockStart,
@@ -69,7 +72,10 @@ from .wire import (
 if TYPE_CHECKING:
     from typing_extensions import assert_never
 
-__all__ = ["ResponsesEncoder"]
+__all__ = ["DEFAULT_MAX_BUFFER", "ResponsesEncoder"]
+
+DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
+"""Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
 
 
 class _State(enum.Enum):
@@ -135,9 +141,13 @@ class ResponsesEncoder(Encoder):
     accepts, with a complete final response."""
 
     format: ClassVar[str] = "responses"
+    options = Encoder.options | {"max_buffer"}
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, max_buffer: int = DEFAULT_MAX_BUFFER, **options: Any) -> None:
         super().__init__(**options)
+        self.max_buffer = max_buffer
+        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
+        self._held = 0  # bytes of content in the buffers of held-back blocks
         self._state = _State.IDLE
         self._out: list[bytes] = []
         self._seq = 0
@@ -224,6 +234,7 @@ class ResponsesEncoder(Encoder):
                 block = self._block(event)
                 if block.buffer is not None:
                     block.buffer.append(event)
+                    self._hold(event)
                 else:
                     self._write(block, event)
             case Usage():
@@ -311,6 +322,14 @@ class ResponsesEncoder(Encoder):
             self._cannot(event, "no open block " + str(event.index))
         return block
 
+    def _hold(self, event: Event) -> None:
+        """Count a held-back event against `max_buffer`."""
+        self._held += _held_size(event)
+        if self._held > self.max_buffer:
+            raise EncodeError(
+                f"responses: held-back content exceeds max_buffer ({self.max_buffer} bytes) "
+                "while waiting for the writing block to end", format=self.format)
+
     def _advance(self) -> None:
         """The writing block finished: replay the held-back blocks that follow it."""
         order = self._order
@@ -321,6 +340,7 @@ class ResponsesEncoder(Encoder):
             block.buffer = None
             self._begin(block)
             if buffer:
+                self._held -= sum(_held_size(event) for event in buffer)
                 for event in buffer:
                     if type(event) is BlockEnd:
                         self._finish(block)
@@ -697,3 +717,17 @@ class ResponsesEncoder(Encoder):
         self._emit("response.failed", {"response": self._response(
             "failed", error={"code": enum_code, "message": message}, output=self._output,
             usage=self._usage_body())})
+
+
+def _held_size(event: Event) -> int:
+    """What a held-back event costs against `max_buffer`: its content in UTF-8 bytes."""
+    kind = type(event)
+    if kind is TextDelta or kind is RefusalDelta or kind is ThinkingDelta:
+        return len(event.text.encode())  # type: ignore[union-attr]
+    if kind is ToolArgsDelta:
+        return len(event.json.encode())  # type: ignore[union-attr]
+    if kind is SignatureDelta:
+        return len(event.signature)  # type: ignore[union-attr]
+    if kind is ImagePartial or kind is ImageDone:
+        return len(event.b64 or "")  # type: ignore[union-attr]
+    return 0
