@@ -111,6 +111,13 @@ class Converter:
         return self.encoder.encode(error) + self.encoder.end()
 
     @property
+    def input_done(self) -> bool:
+        """True once the converter wants no more input: bad input in emit mode ended the
+        stream (the rest would be ignored), or `end()`/`abort()` was called. `convert` and
+        `aconvert` stop reading the upstream then, and close it."""
+        return self._done
+
+    @property
     def losses(self) -> list[Loss]:
         """What the conversion could not carry, in order of first occurrence."""
         return self.report.entries
@@ -154,6 +161,8 @@ def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnEr
             out = converter.feed(chunk)
             if out:
                 yield out
+            if converter.input_done:  # bad input in emit mode: stop reading the upstream
+                break
         out = converter.end()
         if out:
             yield out
@@ -184,6 +193,8 @@ async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
             out = converter.feed(chunk)
             if out:
                 yield out
+            if converter.input_done:  # bad input in emit mode: stop reading the upstream
+                break
         out = converter.end()
         if out:
             yield out

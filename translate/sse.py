@@ -237,6 +237,7 @@ class SSEParser:
             raise DecodeError(
                 f"sse: line exceeds the limit of {self._limit} bytes",
                 format="sse",
+                event=self._count,
                 offset=self._offset - self._frags_size,
                 data=self._frags[0],
             )
@@ -279,6 +280,7 @@ class SSEParser:
             raise DecodeError(
                 f"sse: line exceeds the limit of {self._limit} bytes",
                 format="sse",
+                event=self._count,
                 offset=self._offset,
                 data=line,
             )
@@ -318,6 +320,7 @@ class SSEParser:
         raise DecodeError(
             f"sse: event data exceeds the limit of {self._limit} bytes",
             format="sse",
+            event=self._count,
             offset=self._event_offset,
             data=value,
         )
@@ -329,6 +332,7 @@ class SSEParser:
             raise DecodeError(
                 f"sse: invalid UTF-8 at byte {exc.start} of a line",
                 format="sse",
+                event=self._count,
                 offset=self._offset,
                 data=value,
             ) from None

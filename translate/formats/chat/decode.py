@@ -159,6 +159,8 @@ class ChatDecoder(Decoder):
                 self._unknown("a choice that is not an object")
                 continue
             index = choice.get("index", 0)
+            if type(index) is not int:  # a malformed known shape: bad input in every mode
+                self._fail(f"a choice index that is not an integer: {index!r}")
             if index != self.choice:
                 if index not in self._other_choices:
                     self._other_choices.add(index)
