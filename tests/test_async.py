@@ -7,6 +7,7 @@ Formats are picked up as they land (see tests/test_chunking.py for the rule).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import os
@@ -20,7 +21,7 @@ import pytest
 import translate.formats
 from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
 from translate import Error, Stop
-from translate.convert import aconvert, convert
+from translate.convert import Converter, aconvert, convert
 from translate.formats import FORMATS, get_decoder
 
 FORMATS_DIR = Path(translate.formats.__file__).parent
@@ -335,3 +336,77 @@ def test_convert_closes_the_upstream_after_a_full_run_too() -> None:
 
     assert b"".join(convert(upstream(), source=fmt, target=fmt))
     assert log == ["closed"]
+
+
+# -- a slow upstream ------------------------------------------------------------------------
+
+
+async def gated(chunks: list[bytes], gates: list[anyio.Event],
+                served: list[int]) -> AsyncIterator[bytes]:
+    """Yield each chunk, then wait until the test opens its gate."""
+    for number, chunk in enumerate(chunks):
+        served.append(number)
+        yield chunk
+        await gates[number].wait()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("source", FORMATS)
+async def test_a_slow_upstream_never_holds_back_output_whose_input_is_in(
+        source: str, anyio_backend: str) -> None:
+    # The upstream yields one event, then waits on a gate that the test opens only after it
+    # has received every byte that event produces: if aconvert waited for more input before
+    # yielding, the test would stall and fail_after would say so.
+    require(source)
+    paths = streams(source)
+    if not paths:
+        pytest.skip(f"no {source} streams here")
+    body = min(paths, key=lambda p: abs(p.stat().st_size - 4000)).read_bytes()
+    chunks = [event + b"\n\n" for event in body.split(b"\n\n") if event.strip()]
+    for target in [fmt for fmt in FORMATS if ready(fmt)]:
+        converter = Converter(source, target, on_error="emit", **det())
+        expected = [converter.feed(chunk) for chunk in chunks]
+        gates = [anyio.Event() for _ in chunks]
+        served: list[int] = []
+        outputs = aconvert(gated(chunks, gates, served), source=source, target=target,
+                           on_error="emit", **det())
+        async with contextlib.aclosing(outputs):
+            for number, want in enumerate(expected):
+                if want:
+                    with anyio.fail_after(5):
+                        got = await anext(outputs)
+                    assert got == want, f"{source} -> {target}, event {number}"
+                    assert served[-1] == number  # nothing more was asked of the upstream
+                gates[number].set()
+
+
+@pytest.mark.anyio
+async def test_cancelling_a_consumer_task_closes_the_upstream_and_leaves_no_task(
+        anyio_backend: str) -> None:
+    fmt, body = any_stream()
+    stalled = anyio.Event()
+
+    class Stalled(Upstream):
+        async def __anext__(self) -> bytes:
+            if self.served == 2:
+                stalled.set()
+                await anyio.sleep_forever()  # a client that went away, an upstream that hangs
+            return await super().__anext__()
+
+    upstream = Stalled(pieces(body))
+    received: list[bytes] = []
+    before = asyncio.all_tasks() if anyio_backend == "asyncio" else set()
+
+    async def consume() -> None:
+        async with contextlib.aclosing(aconvert(upstream, source=fmt, target=fmt)) as outputs:
+            async for out in outputs:
+                received.append(out)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(consume)
+        with anyio.fail_after(5):
+            await stalled.wait()
+        group.cancel_scope.cancel()
+    assert upstream.aclosed == 1 and upstream.served == 2
+    if anyio_backend == "asyncio":
+        assert asyncio.all_tasks() == before  # the consumer task is gone, nothing leaked

@@ -124,6 +124,12 @@ class SDK:
                 message = stream.get_final_message()
         except anthropic.APIError:
             return "error"
+        except ValueError as exc:
+            # The helper parses each tool_use input at its stop and refuses one that is not
+            # JSON: arguments are carried raw, so a damaged upstream reaches the client so.
+            if "Unable to parse tool parameter JSON" not in str(exc):
+                raise
+            return "error"
         return "complete" if message.stop_reason is not None else "none"
 
     def _images(self) -> Verdict:
