@@ -155,8 +155,8 @@ def _error_table() -> str:
             f"{_code(messages.IR_TO_ERROR.get(kind))} | "
             f"{_code(i[0]) if i else '—'} / {_code(i[1]) if i else '—'} |")
     lines += ["", "Decoders read these (and more aliases, HTTP statuses) back through "
-              "`TYPE_TO_KIND`, `CODE_TO_KIND`, `ERROR_TO_IR` and `ERROR_TO_KIND` in each "
-              "format's `wire.py`.", ""]
+              "`OPENAI_ERROR_KINDS` and `STATUS_KINDS` in `translate/formats/_openai.py` "
+              "(chat, responses, images) and `ERROR_TO_IR` in `messages/wire.py`.", ""]
     return "\n".join(lines)
 
 

@@ -55,7 +55,8 @@ from ...events import (
 from ...report import LossReport
 from ...sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage
 from .._base import Decoder
-from .wire import FINISH_TO_STOP, error_kind, usage_to_ir
+from .._openai import openai_error_kind
+from .wire import FINISH_TO_STOP, usage_to_ir
 
 __all__ = ["ChatDecoder"]
 
@@ -589,7 +590,7 @@ class ChatDecoder(Decoder):
         self._terminal = True
         self._finished = True
         out.append(Error(
-            kind=error_kind(error),
+            kind=openai_error_kind(error),
             message=message if type(message) is str and message else "upstream error",
             code=code,
             raw=error,

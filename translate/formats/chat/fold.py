@@ -45,7 +45,8 @@ from typing import Any
 
 from ...sse import SSEMessage
 from .._fold import Fold, join
-from .wire import KIND_TO_TYPE, error_kind
+from .._openai import openai_error_kind
+from .wire import KIND_TO_TYPE
 
 __all__ = ["ChatFold", "error_body"]
 
@@ -164,7 +165,7 @@ class ChatFold(Fold):
     def _on_error(self, error: dict[str, Any]) -> None:
         message = error.get("message")
         text = message if type(message) is str else "error"
-        self.fail(error_kind(error), text, {"error": error}, raw=error)
+        self.fail(openai_error_kind(error), text, {"error": error}, raw=error)
 
     def partial(self) -> dict[str, Any] | None:
         return self._build() if self._top is not None else None

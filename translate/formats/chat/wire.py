@@ -10,20 +10,16 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from ...events import ErrorKind, StopReason, Usage
+from ...events import StopReason, Usage
 
 __all__ = [
-    "CODE_TO_KIND",
     "DIALECTS",
     "FINISH_TO_STOP",
     "KIND_TO_TYPE",
-    "STATUS_TO_KIND",
     "STOP_TO_FINISH",
-    "TYPE_TO_KIND",
     "ChunkChoice",
     "Dialect",
     "ToolCallDelta",
-    "error_kind",
     "usage_from_ir",
     "usage_to_ir",
 ]
@@ -80,57 +76,6 @@ STOP_TO_FINISH: dict[str, str] = {
 }
 """IR stop reason -> chat `finish_reason` (spec/mapping.md §4)."""
 
-TYPE_TO_KIND: dict[str, ErrorKind] = {
-    "server_error": "api_error",
-    "api_error": "api_error",
-    "internal_error": "api_error",
-    "overloaded": "overloaded",
-    "overloaded_error": "overloaded",
-    "service_unavailable": "overloaded",
-    "rate_limit_exceeded": "rate_limit",
-    "rate_limit_error": "rate_limit",
-    "tokens": "rate_limit",
-    "requests": "rate_limit",
-    "invalid_request_error": "invalid_request",
-    "invalid_prompt": "invalid_request",
-    "tool_use_failed": "invalid_request",
-    "context_length_exceeded": "invalid_request",
-    "authentication_error": "authentication",
-    "invalid_api_key": "authentication",
-    "permission_error": "permission",
-    "permission_denied": "permission",
-    "not_found_error": "not_found",
-    "model_not_found": "not_found",
-    "request_too_large": "request_too_large",
-    "timeout": "timeout",
-    "timeout_error": "timeout",
-    "insufficient_quota": "billing",
-    "billing_error": "billing",
-    "truncated": "truncated",
-    "bad_input": "bad_input",
-}
-"""OpenAI-style error `type` or string `code` -> IR error kind (spec/mapping.md §5)."""
-
-CODE_TO_KIND = TYPE_TO_KIND
-"""String error codes share the vocabulary of types (`"server_error"`, `"insufficient_quota"`)."""
-
-STATUS_TO_KIND: dict[int, ErrorKind] = {
-    400: "invalid_request",
-    401: "authentication",
-    402: "billing",
-    403: "permission",
-    404: "not_found",
-    408: "timeout",
-    413: "request_too_large",
-    429: "rate_limit",
-    500: "api_error",
-    502: "api_error",
-    503: "overloaded",
-    504: "timeout",
-    529: "overloaded",
-}
-"""HTTP status codes (OpenRouter's integer `error.code`, Groq's `status_code`) -> IR kind."""
-
 KIND_TO_TYPE: dict[str, tuple[str, str | None]] = {
     "api_error": ("server_error", "server_error"),
     "overloaded": ("server_error", "overloaded"),
@@ -146,25 +91,6 @@ KIND_TO_TYPE: dict[str, tuple[str, str | None]] = {
     "bad_input": ("bad_upstream_response", "bad_input"),
 }
 """IR error kind -> chat error (`type`, default `code`)."""
-
-
-def error_kind(error: dict[str, Any]) -> ErrorKind:
-    """The IR kind of an OpenAI/OpenRouter/Groq error object: by `code` (string or HTTP status),
-    then `type`, then `status_code`; `api_error` when nothing matches."""
-    code = error.get("code")
-    if type(code) is str and code.isdigit():
-        code = int(code)
-    if type(code) is int and code in STATUS_TO_KIND:
-        return STATUS_TO_KIND[code]
-    if type(code) is str and code in CODE_TO_KIND:
-        return CODE_TO_KIND[code]
-    typ = error.get("type")
-    if type(typ) is str and typ in TYPE_TO_KIND:
-        return TYPE_TO_KIND[typ]
-    status = error.get("status_code")
-    if type(status) is int and status in STATUS_TO_KIND:
-        return STATUS_TO_KIND[status]
-    return "api_error"
 
 
 def _int(value: Any) -> int | None:

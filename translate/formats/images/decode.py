@@ -36,7 +36,8 @@ from ...events import (
 )
 from ...sse import SSEMessage
 from .._base import Decoder
-from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, Operation, error_kind, usage_to_ir
+from .._openai import openai_error_kind
+from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, Operation, usage_to_ir
 
 __all__ = ["ImagesDecoder"]
 
@@ -184,7 +185,7 @@ class ImagesDecoder(Decoder):
         code = raw.get("code")
         out = self._start(None)
         out.append(Error(
-            kind=error_kind(raw),
+            kind=openai_error_kind(raw),
             message=message,
             code=code if type(code) is str or type(code) is int else None,
             raw=raw,

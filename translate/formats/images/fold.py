@@ -24,7 +24,8 @@ from typing import Any
 
 from ...sse import SSEMessage
 from .._fold import Fold
-from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, error_kind, error_to_wire
+from .._openai import openai_error_kind
+from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, error_to_wire
 
 __all__ = ["ImagesFold", "error_body"]
 
@@ -72,7 +73,7 @@ class ImagesFold(Fold):
                 k: event.get(k) for k in ("message", "type", "param", "code") if k in event}
             text = error.get("message")
             text = text if type(text) is str else "error event"
-            self.fail(error_kind(error), text, {"error": error}, raw=event)
+            self.fail(openai_error_kind(error), text, {"error": error}, raw=event)
 
     def partial(self) -> dict[str, Any] | None:
         return self._build() if self._created is not None else None

@@ -19,7 +19,6 @@ __all__ = [
     "COMPLETED_EVENT_NAME",
     "COMPLETED_TYPE",
     "DONE",
-    "ERROR_TO_KIND",
     "KIND_TO_ERROR",
     "PARTIAL_EVENT_NAME",
     "PARTIAL_TYPE",
@@ -30,7 +29,6 @@ __all__ = [
     "ImagesPartialEvent",
     "ImagesUsage",
     "Operation",
-    "error_kind",
     "error_to_wire",
     "sniff_format",
     "usage_from_ir",
@@ -164,36 +162,6 @@ def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any
 
 # -- errors -----------------------------------------------------------------------------------
 
-ERROR_TO_KIND: dict[str, ErrorKind] = {
-    "server_error": "api_error",
-    "api_error": "api_error",
-    "internal_error": "api_error",
-    "overloaded": "overloaded",
-    "overloaded_error": "overloaded",
-    "server_overloaded": "overloaded",
-    "rate_limit_exceeded": "rate_limit",
-    "rate_limit_error": "rate_limit",
-    "requests": "rate_limit",
-    "tokens": "rate_limit",
-    "invalid_request_error": "invalid_request",
-    "invalid_prompt": "invalid_request",
-    "image_generation_user_error": "invalid_request",
-    "moderation_blocked": "invalid_request",
-    "content_policy_violation": "invalid_request",
-    "authentication_error": "authentication",
-    "invalid_api_key": "authentication",
-    "permission_error": "permission",
-    "permission_denied": "permission",
-    "not_found_error": "not_found",
-    "model_not_found": "not_found",
-    "request_too_large": "request_too_large",
-    "timeout": "timeout",
-    "timeout_error": "timeout",
-    "insufficient_quota": "billing",
-    "billing_error": "billing",
-}
-"""OpenAI-style error `code` or `type` -> IR `ErrorKind` (the code is looked up first)."""
-
 KIND_TO_ERROR: dict[ErrorKind, tuple[str, str]] = {
     "api_error": ("server_error", "server_error"),
     "overloaded": ("server_error", "server_overloaded"),
@@ -209,17 +177,6 @@ KIND_TO_ERROR: dict[ErrorKind, tuple[str, str]] = {
     "bad_input": ("server_error", "invalid_upstream_stream"),
 }
 """IR `ErrorKind` -> OpenAI-style (`type`, `code`) for the `error` event."""
-
-
-def error_kind(error: dict[str, Any]) -> ErrorKind:
-    """The IR kind of an OpenAI-style error object (unknown codes are `api_error`)."""
-    for key in ("code", "type"):
-        value = error.get(key)
-        if type(value) is str:
-            kind = ERROR_TO_KIND.get(value)
-            if kind is not None:
-                return kind
-    return "api_error"
 
 
 def error_to_wire(kind: ErrorKind, message: str, code: str | int | None) -> dict[str, Any]:

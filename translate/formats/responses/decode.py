@@ -57,9 +57,9 @@ from ...events import (
 )
 from ...sse import SSEMessage
 from .._base import Decoder
+from .._openai import openai_error_kind
 from .wire import (
     BUILTIN_PROGRESS_PREFIXES,
-    CODE_TO_KIND,
     INCOMPLETE_TO_STOP,
     SIGNATURE_PROVIDER,
     usage_to_ir,
@@ -307,10 +307,7 @@ class ResponsesDecoder(Decoder):
         message = flat.get("message")
         if type(message) is not str:
             message = error.get("message")
-        kind = CODE_TO_KIND.get(code) if type(code) is str else None
-        if kind is None:
-            etype = error.get("type")
-            kind = CODE_TO_KIND.get(etype, "api_error") if type(etype) is str else "api_error"
+        kind = openai_error_kind({"code": code, "type": error.get("type")})
         if type(code) is not str and type(code) is not int:
             code = None
         return Error(kind=kind, message=message if type(message) is str else "response failed",

@@ -26,7 +26,8 @@ from typing import Any
 
 from ...sse import SSEMessage
 from .._fold import Fold, join
-from .wire import CODE_TO_KIND, KIND_TO_TYPE
+from .._openai import openai_error_kind
+from .wire import KIND_TO_TYPE
 
 __all__ = ["ResponsesFold", "error_body"]
 
@@ -127,8 +128,7 @@ class ResponsesFold(Fold):
                 k: payload.get(k) for k in ("message", "type", "param", "code")}
             code = error.get("code")
             etype = error.get("type")
-            kind_ir = (CODE_TO_KIND.get(code) if type(code) is str else None) or (
-                CODE_TO_KIND.get(etype) if type(etype) is str else None) or "api_error"
+            kind_ir = openai_error_kind(error)
             text = error.get("message")
             text = text if type(text) is str else "error event"
             body = {"error": {"message": text,

@@ -13,7 +13,6 @@ from ...events import ErrorKind, StopReason, Usage
 
 __all__ = [
     "BUILTIN_PROGRESS_PREFIXES",
-    "CODE_TO_KIND",
     "INCOMPLETE_TO_STOP",
     "KIND_TO_CODE",
     "KIND_TO_TYPE",
@@ -53,45 +52,6 @@ STOP_TO_INCOMPLETE: Final[dict[StopReason, str]] = {
 }
 """IR stop reasons that end a Responses stream with `response.incomplete` and this reason;
 every other reason ends it with `response.completed`."""
-
-CODE_TO_KIND: Final[dict[str, ErrorKind]] = {
-    "server_error": "api_error",
-    "api_error": "api_error",
-    "internal_error": "api_error",
-    "rate_limit_exceeded": "rate_limit",
-    "too_many_requests": "rate_limit",
-    "rate_limit_error": "rate_limit",
-    "insufficient_quota": "billing",
-    "billing_error": "billing",
-    "invalid_prompt": "invalid_request",
-    "invalid_request_error": "invalid_request",
-    "invalid_image": "invalid_request",
-    "invalid_image_format": "invalid_request",
-    "invalid_base64_image": "invalid_request",
-    "invalid_image_url": "invalid_request",
-    "image_too_large": "request_too_large",
-    "image_too_small": "invalid_request",
-    "image_parse_error": "invalid_request",
-    "image_content_policy_violation": "invalid_request",
-    "invalid_image_mode": "invalid_request",
-    "image_file_too_large": "request_too_large",
-    "unsupported_image_media_type": "invalid_request",
-    "empty_image_file": "invalid_request",
-    "failed_to_download_image": "invalid_request",
-    "image_file_not_found": "not_found",
-    "vector_store_timeout": "timeout",
-    "timeout": "timeout",
-    "overloaded": "overloaded",
-    "server_overloaded": "overloaded",
-    "authentication_error": "authentication",
-    "invalid_api_key": "authentication",
-    "permission_error": "permission",
-    "not_found": "not_found",
-    "not_found_error": "not_found",
-    "context_length_exceeded": "request_too_large",
-}
-"""Response error codes (and the nested `error.type` values seen live) -> IR error kind; an
-unknown code is an `api_error`."""
 
 KIND_TO_CODE: Final[dict[ErrorKind, str]] = {
     "rate_limit": "rate_limit_exceeded",
