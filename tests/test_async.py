@@ -10,46 +10,29 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
-import translate.formats
-from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from tests.conftest import (
+    FIXED_TIME,
+    all_streams,
+    counting_id_factory,
+    format_ready,
+    require_formats,
+)
 from translate import Error, Stop
 from translate.convert import Converter, aconvert, convert
 from translate.formats import FORMATS, get_decoder
 
-FORMATS_DIR = Path(translate.formats.__file__).parent
 PIECE = 61  # an odd piece size, so events straddle chunk boundaries
 
 
 @pytest.fixture(params=["asyncio", "trio"])
 def anyio_backend(request: pytest.FixtureRequest) -> str:
     return str(request.param)
-
-
-def ready(fmt: str) -> bool:
-    """Whether a format's package exists yet (others are written in parallel). The environment
-    variable TRANSLATE_TEST_FORMATS (e.g. "chat,images") narrows the set while one is unfinished."""
-    only = os.environ.get("TRANSLATE_TEST_FORMATS")
-    if only and fmt not in only.split(","):
-        return False
-    return (FORMATS_DIR / fmt / "__init__.py").is_file()
-
-
-def streams(fmt: str) -> list[Path]:
-    return recordings(fmt) + own_streams(fmt)
-
-
-def require(*fmts: str) -> None:
-    for fmt in fmts:
-        if not ready(fmt):
-            pytest.skip(f"format {fmt} is not written yet")
 
 
 def pieces(body: bytes) -> list[bytes]:
@@ -65,8 +48,8 @@ def any_stream() -> tuple[str, bytes]:
     one with the most events among the first format that has streams, so that output starts
     long before the input ends."""
     for fmt in FORMATS:
-        if ready(fmt) and streams(fmt):
-            bodies = [path.read_bytes() for path in streams(fmt)]
+        if format_ready(fmt) and all_streams(fmt):
+            bodies = [path.read_bytes() for path in all_streams(fmt)]
             return fmt, max(bodies, key=lambda body: body.count(b"\n\n"))
     pytest.skip("no format with streams is available yet")
 
@@ -127,11 +110,11 @@ def abandoned_generator_warning(backend: str) -> contextlib.AbstractContextManag
 @pytest.mark.anyio
 @pytest.mark.parametrize("source", FORMATS)
 async def test_aconvert_output_equals_convert_output(source: str, anyio_backend: str) -> None:
-    require(source)
-    paths = streams(source)
+    require_formats(source)
+    paths = all_streams(source)
     if not paths:
         pytest.skip(f"no {source} streams here")
-    targets = [fmt for fmt in FORMATS if ready(fmt)]
+    targets = [fmt for fmt in FORMATS if format_ready(fmt)]
     for path in paths:
         chunks = pieces(path.read_bytes())
         for target in targets:
@@ -232,7 +215,7 @@ async def test_a_timeout_while_waiting_on_the_upstream_closes_it(anyio_backend: 
 
 
 def half_stream_then_failure(source: str) -> tuple[list[bytes], int]:
-    paths = streams(source)
+    paths = all_streams(source)
     if not paths:
         pytest.skip(f"no {source} streams here")
     chunks = pieces(max(paths, key=lambda p: p.stat().st_size).read_bytes())
@@ -254,7 +237,7 @@ def assert_truncated(target: str, body: bytes) -> None:
 async def test_an_upstream_that_raises_mid_stream_yields_a_truncated_target(
     source: str, target: str, anyio_backend: str
 ) -> None:
-    require(source, target)
+    require_formats(source, target)
     chunks, half = half_stream_then_failure(source)
     upstream = Upstream(chunks, fail_after=half)
     out = b"".join([piece async for piece in aconvert(upstream, source=source, target=target)])
@@ -357,13 +340,13 @@ async def test_a_slow_upstream_never_holds_back_output_whose_input_is_in(
     # The upstream yields one event, then waits on a gate that the test opens only after it
     # has received every byte that event produces: if aconvert waited for more input before
     # yielding, the test would stall and fail_after would say so.
-    require(source)
-    paths = streams(source)
+    require_formats(source)
+    paths = all_streams(source)
     if not paths:
         pytest.skip(f"no {source} streams here")
     body = min(paths, key=lambda p: abs(p.stat().st_size - 4000)).read_bytes()
     chunks = [event + b"\n\n" for event in body.split(b"\n\n") if event.strip()]
-    for target in [fmt for fmt in FORMATS if ready(fmt)]:
+    for target in [fmt for fmt in FORMATS if format_ready(fmt)]:
         converter = Converter(source, target, on_error="emit", **det())
         expected = [converter.feed(chunk) for chunk in chunks]
         gates = [anyio.Event() for _ in chunks]

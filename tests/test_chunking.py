@@ -9,7 +9,6 @@ does not exist yet is skipped, as a source and as a target.
 from __future__ import annotations
 
 import functools
-import os
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,48 +18,32 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import translate.formats
-from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from tests.conftest import FIXED_TIME, all_streams, counting_id_factory, format_ready
 from translate.convert import convert
 from translate.formats import FORMATS
 from translate.sse import SSEMessage, SSEParser
-
-FORMATS_DIR = Path(translate.formats.__file__).parent
 
 CHUNKING = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
-def ready(fmt: str) -> bool:
-    """Whether a format's package exists yet (others are written in parallel). The environment
-    variable TRANSLATE_TEST_FORMATS (e.g. "chat,images") narrows the set while one is unfinished."""
-    only = os.environ.get("TRANSLATE_TEST_FORMATS")
-    if only and fmt not in only.split(","):
-        return False
-    return (FORMATS_DIR / fmt / "__init__.py").is_file()
-
-
-def streams(fmt: str) -> list[Path]:
-    return recordings(fmt) + own_streams(fmt)
-
-
 def require(fmt: str) -> list[Path]:
     """The streams of a source format, or skip when the format or its streams are missing."""
-    if not ready(fmt):
+    if not format_ready(fmt):
         pytest.skip(f"format {fmt} is not written yet")
-    paths = streams(fmt)
+    paths = all_streams(fmt)
     if not paths:
         pytest.skip(f"no {fmt} streams here (../shared/fixtures absent?)")
     return paths
 
 
 def targets() -> list[str]:
-    return [fmt for fmt in FORMATS if ready(fmt)]
+    return [fmt for fmt in FORMATS if format_ready(fmt)]
 
 
 def all_stream_params() -> list[Any]:
     params = [pytest.param(fmt, path, id=f"{fmt}/{path.stem}")
-              for fmt in FORMATS for path in streams(fmt)]
+              for fmt in FORMATS for path in all_streams(fmt)]
     return params or [pytest.param(None, None, marks=pytest.mark.skip(reason="no streams"))]
 
 
@@ -123,7 +106,7 @@ def test_one_byte_at_a_time_gives_the_same_sse_messages(fmt: str, path: Path) ->
 @CHUNKING
 @given(data=st.data())
 def test_random_split_points_give_the_same_sse_messages(data: st.DataObject) -> None:
-    paths = [p for fmt in FORMATS for p in streams(fmt)]
+    paths = [p for fmt in FORMATS for p in all_streams(fmt)]
     if not paths:
         pytest.skip("no streams here")
     for path in data.draw(st.lists(st.sampled_from(paths), min_size=1, max_size=4)):

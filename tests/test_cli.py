@@ -19,32 +19,16 @@ from typing import Any
 import pytest
 
 import translate.formats
-from tests.conftest import FIXED_TIME, counting_id_factory
+from tests.conftest import FIXED_TIME, counting_id_factory, format_ready, require_formats
 from translate import EVENT_LIST, Error, Stop, convert, decode
 from translate.cli import DETERMINISTIC_TIME, examples
 from translate.formats import FORMATS, get_decoder
 from translate.sse import SSEParser
 
 ROOT = Path(__file__).resolve().parent.parent
-FORMATS_DIR = Path(translate.formats.__file__).parent
 EXAMPLES_DIR = Path(translate.__file__).parent / "examples"
 REQUIRED_EXAMPLES = ("chat-tools", "chat-text", "messages-thinking", "responses-text",
                      "images-partial")
-
-
-def ready(fmt: str) -> bool:
-    """Whether a format's package exists yet (others are written in parallel). The environment
-    variable TRANSLATE_TEST_FORMATS (e.g. "chat,images") narrows the set while one is unfinished."""
-    only = os.environ.get("TRANSLATE_TEST_FORMATS")
-    if only and fmt not in only.split(","):
-        return False
-    return (FORMATS_DIR / fmt / "__init__.py").is_file()
-
-
-def require(*fmts: str) -> None:
-    for fmt in fmts:
-        if not ready(fmt):
-            pytest.skip(f"format {fmt} is not written yet")
 
 
 def cli(*args: str, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
@@ -126,7 +110,7 @@ def test_chat_tools_example_has_text_two_parallel_tool_calls_usage_and_done() ->
 @pytest.mark.parametrize("name", REQUIRED_EXAMPLES)
 def test_every_example_decodes_strictly_to_a_clean_stop(name: str) -> None:
     fmt = name.split("-")[0]
-    require(fmt)
+    require_formats(fmt)
     events = strict_events(fmt, example(name))
     assert any(isinstance(e, Stop) for e in events)
     assert not any(isinstance(e, Error) for e in events)
@@ -159,7 +143,7 @@ def test_every_example_is_accepted_by_the_official_sdk(name: str) -> None:
 @pytest.mark.parametrize(("name", "target"), example_params())
 def test_example_conversion_equals_the_library_output(name: str, target: str) -> None:
     source = name.split("-")[0]
-    require(source, target)
+    require_formats(source, target)
     result = cli("--example", name, "--to", target, "--deterministic")
     assert result.returncode == 0, result.stderr
     assert result.stderr == b""
@@ -173,7 +157,7 @@ def test_deterministic_clock_matches_the_test_suites() -> None:
 
 
 def test_file_argument_stdin_and_console_script_give_the_same_output(tmp_path: Path) -> None:
-    require("chat", "messages")
+    require_formats("chat", "messages")
     path = tmp_path / "in.sse"
     path.write_bytes(example("chat-tools"))
     expected = library(example("chat-tools"), "chat", "messages")
@@ -194,7 +178,7 @@ def test_file_argument_stdin_and_console_script_give_the_same_output(tmp_path: P
 
 
 def test_without_deterministic_ids_are_fresh_each_run() -> None:
-    require("chat", "messages")
+    require_formats("chat", "messages")
     first = cli("--example", "chat-tools", "--to", "messages")
     second = cli("--example", "chat-tools", "--to", "messages")
     assert first.returncode == second.returncode == 0
@@ -205,7 +189,7 @@ def test_without_deterministic_ids_are_fresh_each_run() -> None:
 
 
 def test_a_live_pipe_gets_each_converted_event_before_the_input_ends() -> None:
-    require("chat", "messages")
+    require_formats("chat", "messages")
     process = subprocess.Popen(
         [sys.executable, "-m", "translate", "--from", "chat", "--to", "messages"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
@@ -247,7 +231,7 @@ def test_a_live_pipe_gets_each_converted_event_before_the_input_ends() -> None:
 @pytest.mark.parametrize("name", REQUIRED_EXAMPLES)
 def test_events_prints_the_ir_as_json_lines(name: str) -> None:
     fmt = name.split("-")[0]
-    require(fmt)
+    require_formats(fmt)
     result = cli("--example", name, "--events")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.decode().splitlines()
@@ -258,7 +242,7 @@ def test_events_prints_the_ir_as_json_lines(name: str) -> None:
 
 def test_report_prints_the_loss_report_as_json_lines_after_the_stream() -> None:
     pairs = [(name, target) for name in REQUIRED_EXAMPLES for target in FORMATS
-             if ready(name.split("-")[0]) and ready(target)]
+             if format_ready(name.split("-")[0]) and format_ready(target)]
     checked = 0
     for name, target in pairs:
         source = name.split("-")[0]
@@ -280,7 +264,7 @@ def test_report_prints_the_loss_report_as_json_lines_after_the_stream() -> None:
 
 
 def test_report_is_silent_without_the_flag() -> None:
-    require("messages", "chat")
+    require_formats("messages", "chat")
     result = cli("--example", "messages-thinking", "--to", "chat")
     assert result.returncode == 0
     assert result.stderr == b""
@@ -291,7 +275,7 @@ def test_report_is_silent_without_the_flag() -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_bad_json_gives_a_one_line_error_with_position_and_exit_status_1(fmt: str) -> None:
-    require(fmt)
+    require_formats(fmt)
     name = next((n for n in REQUIRED_EXAMPLES if n.startswith(fmt)), None)
     if name is None:
         pytest.skip(f"no bundled {fmt} example")
@@ -307,10 +291,10 @@ def test_bad_json_gives_a_one_line_error_with_position_and_exit_status_1(fmt: st
 
 
 def test_emit_mode_finishes_the_output_with_the_targets_error_shape() -> None:
-    require("chat")
+    require_formats("chat")
     head = first_events("chat-tools", 2)
     body = head + b"data: {nope\n\n"
-    for target in [fmt for fmt in FORMATS if ready(fmt)]:
+    for target in [fmt for fmt in FORMATS if format_ready(fmt)]:
         result = cli("--from", "chat", "--to", target, "--on-error", "emit", "--deterministic",
                      input=body)
         assert result.returncode == 1
@@ -330,10 +314,10 @@ def test_a_truncated_upstream_writes_a_truncated_target_and_exits_0_with_a_note(
     name: str,
 ) -> None:
     source = name.split("-")[0]
-    require(source)
+    require_formats(source)
     body = example(name)
     cut = body[: len(body) // 2]
-    for target in [fmt for fmt in FORMATS if ready(fmt)]:
+    for target in [fmt for fmt in FORMATS if format_ready(fmt)]:
         result = cli("--from", source, "--to", target, input=cut)
         assert result.returncode == 0, result.stderr
         lines = result.stderr.decode().splitlines()
@@ -345,7 +329,8 @@ def test_a_truncated_upstream_writes_a_truncated_target_and_exits_0_with_a_note(
 
 
 def test_strict_turns_an_unknown_event_type_into_bad_input() -> None:
-    candidates = [n for n in ("messages-thinking", "responses-text") if ready(n.split("-")[0])]
+    candidates = [n for n in ("messages-thinking", "responses-text")
+                  if format_ready(n.split("-")[0])]
     if not candidates:
         pytest.skip("no typed-event format is available yet")
     for name in candidates:
@@ -394,7 +379,7 @@ def test_usage_errors_exit_2_with_a_message(args: list[str], message: str) -> No
 
 
 def test_stdout_closed_early_stops_quietly() -> None:
-    require("chat", "messages")
+    require_formats("chat", "messages")
     body = example("chat-tools")
     process = subprocess.Popen(
         [sys.executable, "-m", "translate", "--from", "chat", "--to", "messages"],
