@@ -25,7 +25,7 @@ from ..events import Error, Event
 from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
 
-__all__ = ["Decoder", "Encoder", "default_id_factory", "dumps"]
+__all__ = ["Decoder", "Encoder", "default_id_factory", "dumps", "int_or_none", "str_or_none"]
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -33,6 +33,17 @@ _ALNUM = string.ascii_letters + string.digits
 def default_id_factory(prefix: str) -> str:
     """A fresh id: `prefix` followed by 24 random letters and digits (`msg_…`, `resp_…`)."""
     return prefix + "".join(secrets.choice(_ALNUM) for _ in range(24))
+
+
+def int_or_none(value: Any) -> int | None:
+    """`value` when it is an int (not a bool, not a float), else None: provider usage figures
+    are read through it so that a null or a malformed count becomes "unknown"."""
+    return value if type(value) is int else None
+
+
+def str_or_none(value: Any) -> str | None:
+    """`value` when it is a str, else None (optional provider strings: sizes, formats, ...)."""
+    return value if type(value) is str else None
 
 
 def dumps(obj: Any) -> bytes:

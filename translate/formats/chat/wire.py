@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ...events import StopReason, Usage
+from .._base import int_or_none
 
 __all__ = [
     "DIALECTS",
@@ -93,10 +94,6 @@ KIND_TO_TYPE: dict[str, tuple[str, str | None]] = {
 """IR error kind -> chat error (`type`, default `code`)."""
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """A chat usage object as an IR `Usage` snapshot (spec §4, spec/mapping.md §3).
 
@@ -106,23 +103,23 @@ def usage_to_ir(usage: dict[str, Any]) -> Usage:
     xAI counts reasoning outside `completion_tokens`; it shows as total == prompt + completion +
     reasoning != prompt + completion, and then reasoning is folded into the output.
     """
-    prompt = _int(usage.get("prompt_tokens"))
-    completion = _int(usage.get("completion_tokens"))
-    total = _int(usage.get("total_tokens"))
+    prompt = int_or_none(usage.get("prompt_tokens"))
+    completion = int_or_none(usage.get("completion_tokens"))
+    total = int_or_none(usage.get("total_tokens"))
     pdetails = usage.get("prompt_tokens_details")
     cdetails = usage.get("completion_tokens_details")
     cached = cache_write = reasoning = None
     if type(pdetails) is dict:
-        cached = _int(pdetails.get("cached_tokens"))
-        cache_write = _int(pdetails.get("cache_write_tokens"))
+        cached = int_or_none(pdetails.get("cached_tokens"))
+        cache_write = int_or_none(pdetails.get("cache_write_tokens"))
     if cached is None:
-        cached = _int(usage.get("prompt_cache_hit_tokens"))
+        cached = int_or_none(usage.get("prompt_cache_hit_tokens"))
         if cached is None:
-            cached = _int(usage.get("cache_read_input_tokens"))
+            cached = int_or_none(usage.get("cache_read_input_tokens"))
     if cache_write is None:
-        cache_write = _int(usage.get("cache_creation_input_tokens"))
+        cache_write = int_or_none(usage.get("cache_creation_input_tokens"))
     if type(cdetails) is dict:
-        reasoning = _int(cdetails.get("reasoning_tokens"))
+        reasoning = int_or_none(cdetails.get("reasoning_tokens"))
     if (
         reasoning
         and prompt is not None

@@ -35,19 +35,11 @@ from ...events import (
     Stop,
 )
 from ...sse import SSEMessage
-from .._base import Decoder
+from .._base import Decoder, int_or_none, str_or_none
 from .._openai import openai_error_kind
 from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, Operation, usage_to_ir
 
 __all__ = ["ImagesDecoder"]
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str else None
-
-
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
 
 
 class ImagesDecoder(Decoder):
@@ -124,7 +116,7 @@ class ImagesDecoder(Decoder):
         b64 = obj.get("b64_json")
         if type(b64) is not str:  # a required field: bad input in every mode
             self._fail("partial image event without a b64_json string")
-        created = _int(obj.get("created_at"))
+        created = int_or_none(obj.get("created_at"))
         out = self._start(created)
         index = self._open_block(out)
         number = obj.get("partial_image_index")
@@ -137,10 +129,10 @@ class ImagesDecoder(Decoder):
             index=index,
             partial_index=number,
             b64=b64,
-            size=_str(obj.get("size")),
-            quality=_str(obj.get("quality")),
-            background=_str(obj.get("background")),
-            output_format=_str(obj.get("output_format")),
+            size=str_or_none(obj.get("size")),
+            quality=str_or_none(obj.get("quality")),
+            background=str_or_none(obj.get("background")),
+            output_format=str_or_none(obj.get("output_format")),
             created_at=created,
             operation=op,
         ))
@@ -155,16 +147,16 @@ class ImagesDecoder(Decoder):
         usage = obj.get("usage")
         if usage is not None and type(usage) is not dict and self.strict:
             self._fail("completed event whose usage is not an object")
-        created = _int(obj.get("created_at"))
+        created = int_or_none(obj.get("created_at"))
         out = self._start(created)
         index = self._open_block(out)
         out.append(ImageDone(
             index=index,
             b64=b64,
-            size=_str(obj.get("size")),
-            quality=_str(obj.get("quality")),
-            background=_str(obj.get("background")),
-            output_format=_str(obj.get("output_format")),
+            size=str_or_none(obj.get("size")),
+            quality=str_or_none(obj.get("quality")),
+            background=str_or_none(obj.get("background")),
+            output_format=str_or_none(obj.get("output_format")),
             created_at=created,
             operation=op,
         ))
@@ -181,7 +173,7 @@ class ImagesDecoder(Decoder):
     def _error(self, obj: dict[str, Any]) -> list[Event]:
         nested = obj.get("error")
         raw = nested if type(nested) is dict else {k: v for k, v in obj.items() if k != "type"}
-        message = _str(raw.get("message")) or "images: the upstream reported an error"
+        message = str_or_none(raw.get("message")) or "images: the upstream reported an error"
         code = raw.get("code")
         out = self._start(None)
         out.append(Error(

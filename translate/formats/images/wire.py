@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ...events import ErrorKind, Usage
+from .._base import int_or_none
 
 __all__ = [
     "COMPLETED_EVENT_NAME",
@@ -100,20 +101,16 @@ class ImagesErrorEvent(TypedDict):
 # -- usage ------------------------------------------------------------------------------------
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """Images usage -> IR. `input_tokens` already counts text and image input; the
     image/text split (`input_tokens_details`) has no IR field and stays in `raw`."""
     details = usage.get("input_tokens_details")
-    cached = _int(details.get("cached_tokens")) if type(details) is dict else None
+    cached = int_or_none(details.get("cached_tokens")) if type(details) is dict else None
     return Usage(
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
+        input_tokens=int_or_none(usage.get("input_tokens")),
+        output_tokens=int_or_none(usage.get("output_tokens")),
         cache_read_tokens=cached,
-        total_tokens=_int(usage.get("total_tokens")),
+        total_tokens=int_or_none(usage.get("total_tokens")),
         raw=usage,
     )
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal, TypedDict
 
 from ...events import ErrorKind, StopReason, Usage
+from .._base import int_or_none
 
 __all__ = [
     "ANTHROPIC_FAMILY",
@@ -125,23 +126,19 @@ class MessageDelta(TypedDict, total=False):
     usage: WireUsage
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def usage_to_ir(raw: dict[str, Any]) -> Usage:
     """A merged Anthropic usage dict -> IR `Usage` (input counts cache reads and writes)."""
-    uncached = _int(raw.get("input_tokens"))
-    read = _int(raw.get("cache_read_input_tokens"))
-    write = _int(raw.get("cache_creation_input_tokens"))
+    uncached = int_or_none(raw.get("input_tokens"))
+    read = int_or_none(raw.get("cache_read_input_tokens"))
+    write = int_or_none(raw.get("cache_creation_input_tokens"))
     total_in = None
     if uncached is not None or read is not None or write is not None:
         total_in = (uncached or 0) + (read or 0) + (write or 0)
     details = raw.get("output_tokens_details")
-    reasoning = _int(details.get("thinking_tokens")) if type(details) is dict else None
+    reasoning = int_or_none(details.get("thinking_tokens")) if type(details) is dict else None
     return Usage(
         input_tokens=total_in,
-        output_tokens=_int(raw.get("output_tokens")),
+        output_tokens=int_or_none(raw.get("output_tokens")),
         cache_read_tokens=read,
         cache_write_tokens=write,
         reasoning_tokens=reasoning,

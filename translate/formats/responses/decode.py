@@ -56,7 +56,7 @@ from ...events import (
     ToolArgsDelta,
 )
 from ...sse import SSEMessage
-from .._base import Decoder
+from .._base import Decoder, str_or_none
 from .._openai import openai_error_kind
 from .wire import (
     BUILTIN_PROGRESS_PREFIXES,
@@ -527,10 +527,10 @@ def _done_image(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
         out.append(ImageDone(
             index=call.block,
             b64=result if type(result) is str else None,
-            size=_str(done.get("size")),
-            quality=_str(done.get("quality")),
-            background=_str(done.get("background")),
-            output_format=_str(done.get("output_format")),
+            size=str_or_none(done.get("size")),
+            quality=str_or_none(done.get("quality")),
+            background=str_or_none(done.get("background")),
+            output_format=str_or_none(done.get("output_format")),
         ))
         if done.get("revised_prompt"):
             self.report.add("decode", "responses", "revised_prompt",
@@ -552,10 +552,6 @@ _ITEM_DONE = {
     "image": _done_image,
     "opaque": _done_opaque,
 }
-
-
-def _str(value: Any) -> str | None:
-    return value if type(value) is str else None
 
 
 # -- message and reasoning content parts ----------------------------------------------------
@@ -777,10 +773,10 @@ def _on_image_partial(self: ResponsesDecoder, payload: dict[str, Any]) -> list[E
         index=call.block,
         partial_index=number if type(number) is int else 0,
         b64=b64,
-        size=_str(payload.get("size")),
-        quality=_str(payload.get("quality")),
-        background=_str(payload.get("background")),
-        output_format=_str(payload.get("output_format")),
+        size=str_or_none(payload.get("size")),
+        quality=str_or_none(payload.get("quality")),
+        background=str_or_none(payload.get("background")),
+        output_format=str_or_none(payload.get("output_format")),
     )]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 from ...events import ErrorKind, StopReason, Usage
+from .._base import int_or_none
 
 __all__ = [
     "BUILTIN_PROGRESS_PREFIXES",
@@ -125,10 +126,6 @@ class ResponseUsage(TypedDict, total=False):
     total_tokens: int
 
 
-def _int(value: Any) -> int | None:
-    return value if type(value) is int else None
-
-
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """`response.usage` -> IR `Usage`. Responses already uses the IR's (OpenAI) semantics:
     input includes cached tokens, output includes reasoning."""
@@ -137,12 +134,12 @@ def usage_to_ir(usage: dict[str, Any]) -> Usage:
     inp = inp if type(inp) is dict else {}
     out = out if type(out) is dict else {}
     return Usage(
-        input_tokens=_int(usage.get("input_tokens")),
-        output_tokens=_int(usage.get("output_tokens")),
-        cache_read_tokens=_int(inp.get("cached_tokens")),
-        cache_write_tokens=_int(inp.get("cache_write_tokens")),
-        reasoning_tokens=_int(out.get("reasoning_tokens")),
-        total_tokens=_int(usage.get("total_tokens")),
+        input_tokens=int_or_none(usage.get("input_tokens")),
+        output_tokens=int_or_none(usage.get("output_tokens")),
+        cache_read_tokens=int_or_none(inp.get("cached_tokens")),
+        cache_write_tokens=int_or_none(inp.get("cache_write_tokens")),
+        reasoning_tokens=int_or_none(out.get("reasoning_tokens")),
+        total_tokens=int_or_none(usage.get("total_tokens")),
         raw=usage,
     )
 
