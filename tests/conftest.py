@@ -32,6 +32,22 @@ def recordings(format: str) -> list[Path]:
     return sorted(folder.glob("*.sse")) if folder.is_dir() else []
 
 
+def recording(format: str, name: str) -> Path:
+    """One named real recording; skips the calling test where ../shared/fixtures is absent
+    (a missing file while the folder exists is a failure: a renamed recording must be noticed)."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is absent")
+    path = SHARED_FIXTURES / format / f"{name}.sse"
+    assert path.is_file(), f"recording {format}/{name}.sse is missing from {SHARED_FIXTURES}"
+    return path
+
+
+def require_recordings() -> None:
+    """Skip the calling test where ../shared/fixtures is absent (for tests about all of them)."""
+    if not SHARED_FIXTURES.is_dir():
+        pytest.skip("../shared/fixtures is absent")
+
+
 def own_streams(format: str) -> list[Path]:
     """The streams we wrote ourselves in tests/fixtures/<format>/."""
     folder = OWN_FIXTURES / format
@@ -72,6 +88,21 @@ def stream_params(*formats: str, own: bool = True) -> list[Any]:
         params.append(pytest.param(None, None, id="shared-fixtures-absent",
                                    marks=pytest.mark.skip(reason="../shared/fixtures is absent")))
     return params
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Without ../shared/fixtures the recordings' tests are not collected, so their snapshots
+    look unused: syrupy would fail the run and offer to delete them. Unused-snapshot detection is
+    switched off there (it runs wherever the recordings are, as in CI)."""
+    if not SHARED_FIXTURES.is_dir():
+        config.option.disable_unused_snapshots = True
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    if SHARED_FIXTURES.is_dir():
+        return None
+    return ("../shared/fixtures is absent: the recordings' tests are skipped and unused-snapshot "
+            "detection is off")
 
 
 def counting_id_factory() -> Callable[[str], str]:

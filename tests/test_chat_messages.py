@@ -17,7 +17,7 @@ import httpx
 import pytest
 from pydantic_core import from_json
 
-from tests.conftest import counting_id_factory, stream_params
+from tests.conftest import counting_id_factory, recording, stream_params
 from tests.sdk import Summary, streaming_transport, summarize
 from tests.sdk.messages import create_events
 from translate.convert import convert
@@ -230,8 +230,7 @@ def test_cached_chat_usage_is_split_into_anthropic_fields_without_double_countin
 
 
 def test_cached_messages_usage_folds_into_prompt_tokens_once() -> None:
-    path = next(p for p in (Path(__file__).parent.parent.parent / "shared" / "fixtures" /
-                            "messages").glob("anthropic-sonnet35-cache-read.sse"))
+    path = recording("messages", "anthropic-sonnet35-cache-read")
     body, _ = run(path.read_bytes(), "messages", "chat")
     usage = next(p for _, p in wire(body) if p.get("usage"))["usage"]
     assert usage["prompt_tokens"] == 4 + 1165

@@ -119,8 +119,6 @@ def test_every_example_decodes_strictly_to_a_clean_stop(name: str) -> None:
 @pytest.mark.parametrize("name", REQUIRED_EXAMPLES)
 def test_every_example_is_accepted_by_the_official_sdk(name: str) -> None:
     fmt = name.split("-")[0]
-    if not (ROOT / "tests" / "sdk" / f"{fmt}.py").is_file():
-        pytest.skip(f"tests/sdk/{fmt}.py is not written yet")
     from tests.sdk import summarize
 
     summary = summarize(fmt, example(name))
@@ -259,8 +257,7 @@ def test_report_prints_the_loss_report_as_json_lines_after_the_stream() -> None:
             for e in expected
         ]
         checked += 1
-    if not checked:
-        pytest.skip("no available conversion of an example loses anything yet")
+    assert checked, "no bundled example loses anything in any target: this test checks nothing"
 
 
 def test_report_is_silent_without_the_flag() -> None:

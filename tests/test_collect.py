@@ -31,7 +31,13 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
 import translate
-from tests.conftest import OWN_FIXTURES, SHARED_FIXTURES, counting_id_factory, stream_params
+from tests.conftest import (
+    OWN_FIXTURES,
+    SHARED_FIXTURES,
+    counting_id_factory,
+    recording,
+    stream_params,
+)
 from tests.formats.test_chat import SDK_CANNOT_READ_ORIGINAL
 from tests.sdk import images as images_sdk
 from tests.sdk import streaming_transport
@@ -639,7 +645,7 @@ def test_a_failed_response_replays_as_an_error_in_every_other_format() -> None:
 
 
 def test_losses_are_reported_for_a_replay() -> None:
-    obj = collect([SHARED_FIXTURES.joinpath("chat/openai-gpt4o-n3-choices.sse").read_bytes()],
+    obj = collect([recording("chat", "openai-gpt4o-n3-choices").read_bytes()],
                   source="chat")
     losses: list[translate.Loss] = []
     list(replay(obj, source="chat", target="messages", report=losses, **DET))

@@ -214,10 +214,8 @@ def test_cli_page_documents_every_flag_the_cli_has() -> None:
     flags = ["--from", "--to", "--events", "--example", "--report", "--on-error", "--strict"]
     for flag in flags:
         assert f"`{flag}" in page, f"docs/cli.md does not document {flag}"
-    cli = pytest.importorskip("translate.cli")
     help_text = subprocess.run([sys.executable, "-m", "translate", "--help"],
                                capture_output=True, text=True, timeout=30).stdout
-    assert cli is not None
     for flag in re.findall(r"(?m)^\s+(--[a-z-]+)", help_text):
         if flag != "--help":
             assert f"`{flag}" in page, f"docs/cli.md does not document {flag} (from --help)"

@@ -397,8 +397,6 @@ def test_frame_escapes_unicode_line_separators() -> None:
 
 
 def test_a_decode_error_carries_the_messages_completed_before_it() -> None:
-    if not hasattr(DecodeError("probe"), "decoded"):
-        pytest.skip("DecodeError.decoded is not in this version")
     parser = SSEParser()
     with pytest.raises(DecodeError) as info:
         parser.feed(b"data: a\n\nevent: e\ndata: b\n\ndata: \xff\n\ndata: c\n\n")

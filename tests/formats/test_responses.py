@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import OWN_FIXTURES, counting_id_factory, recordings, stream_params
+from tests.conftest import recording as shared_recording
 from tests.sdk import summarize
 from translate.errors import DecodeError, EncodeError
 from translate.events import (
@@ -35,15 +36,11 @@ from translate.events import (
 from translate.formats.responses import ResponsesDecoder, ResponsesEncoder
 from translate.sse import SSEParser
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "responses"
 FIXED = 1_700_000_000.0
 
 
 def recording(name: str) -> bytes:
-    path = SHARED / f"{name}.sse"
-    if not path.is_file():
-        pytest.skip(f"recording {name} is absent")
-    return path.read_bytes()
+    return shared_recording("responses", name).read_bytes()
 
 
 def own(name: str) -> bytes:
