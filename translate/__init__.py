@@ -32,6 +32,7 @@ from .events import (
     Usage,
 )
 from .formats import FORMATS, Format, get_decoder, get_encoder
+from .http_errors import HTTPError, convert_error
 from .report import Loss, LossReport
 from .sse import SSEMessage, SSEParser, format_sse
 
@@ -49,6 +50,7 @@ __all__ = [
     "Error",
     "Event",
     "Format",
+    "HTTPError",
     "ImageDone",
     "ImagePartial",
     "Loss",
@@ -72,6 +74,7 @@ __all__ = [
     "collect",
     "collect_events",
     "convert",
+    "convert_error",
     "convert_object",
     "decode",
     "format_sse",
