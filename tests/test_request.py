@@ -1,0 +1,132 @@
+"""Request translation (`translate.convert_request`): every request of the corpus
+(tests/fixtures/requests/<format>_<scenario>.json) to every format, judged by the official
+SDKs' own request types with unknown keys refused (tests/sdk/requests.py); refusals in strict
+mode, drops in lenient mode; tool names and ids made valid and mapped back in the stream."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_core import ValidationError
+
+import translate
+from tests.sdk.requests import SDK_TYPES, validate_request
+from translate import RequestError, convert_request
+from translate.request import NAME_LIMITS, valid_id, valid_name
+
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
+FORMATS = ("chat", "responses", "messages")
+
+
+def corpus() -> list[Path]:
+    return sorted(CORPUS.glob("*.json"))
+
+
+def source_of(path: Path) -> str:
+    return path.stem.split("_", 1)[0]
+
+
+def load(path: Path) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(path.read_text())
+    return body
+
+
+@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.stem)
+def test_every_translated_request_is_valid_for_the_target_sdk(path: Path, target: str) -> None:
+    body = load(path)
+    source = source_of(path)
+    validate_request(source, body)  # the corpus itself is valid
+    conv = convert_request(body, source=source, target=target, lenient=True)
+    validate_request(target, conv.body)
+    assert conv.stream == (body.get("stream") is True)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -> None:
+    body = load(next(p for p in corpus() if source_of(p) == format))
+    validate_request(format, body)
+    top = {**body, "bogus": 1}
+    with pytest.raises(ValidationError):
+        validate_request(format, top)
+    nested = json.loads(json.dumps(body))
+    key = "input" if format == "responses" else "messages"
+    item = nested[key][-1]
+    content = item["content"]
+    if isinstance(content, list):
+        content[0]["bogus"] = 1
+    else:
+        item["bogus"] = 1
+    with pytest.raises(ValidationError):
+        validate_request(format, nested)
+
+
+def test_every_format_field_list_is_the_sdk_s() -> None:
+    from translate.formats.chat.request import FIELDS as CHAT
+    from translate.formats.messages.request import FIELDS as MESSAGES
+    from translate.formats.responses.request import FIELDS as RESPONSES
+
+    for format, fields in (("chat", CHAT), ("responses", RESPONSES), ("messages", MESSAGES)):
+        sdk = set(SDK_TYPES[(format, True)].__annotations__)
+        assert set(fields) == sdk, format
+
+
+def test_a_field_the_target_cannot_carry_is_refused_naming_it() -> None:
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+            "logprobs": True}
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source="chat", target="messages")
+    assert str(info.value) == ("messages: cannot carry request field 'logprobs' (chat); "
+                               "pass lenient=True to drop it")
+    assert info.value.field == "logprobs"
+    conv = convert_request(body, source="chat", target="messages", lenient=True)
+    assert "logprobs" not in conv.body
+    assert [(e.what, e.format) for e in conv.report.entries] == [("logprobs", "messages")]
+
+
+def test_an_unknown_field_is_refused_and_dropped_when_lenient() -> None:
+    body = {"model": "m", "max_tokens": 10, "messages": [], "frobnicate": 1}
+    with pytest.raises(RequestError, match="messages: unknown request field 'frobnicate'"):
+        convert_request(body, source="messages", target="chat")
+    conv = convert_request(body, source="messages", target="chat", lenient=True)
+    assert "frobnicate" not in conv.body
+    assert [e.what for e in conv.report.entries] == ["frobnicate"]
+
+
+def test_tool_names_are_made_valid_and_mapped_back_in_the_stream() -> None:
+    body = load(CORPUS / "messages_agent_loop.json")
+    conv = convert_request(body, source="messages", target="chat", lenient=True)
+    sent = [t["function"]["name"] for t in conv.body["tools"]]
+    assert sent[:2] == ["Read", "Bash"]
+    assert sent[2] != "mcp__github.search_issues"
+    assert conv.tool_names == {sent[2]: "mcp__github.search_issues"}
+    # the upstream answers with the name it was given; the client sees its own
+    upstream = (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_9",'
+        b'"type":"function","function":{"name":"' + sent[2].encode() + b'","arguments":'
+        b'"{}"}}]},"finish_reason":null}]}\n\n'
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')
+    out = b"".join(translate.convert([upstream], source="chat", target="messages",
+                                     tool_names=conv.tool_names))
+    names = [e.name for e in translate.decode([out], source="messages")
+             if isinstance(e, translate.BlockStart) and e.kind == "tool_call"]
+    assert names == ["mcp__github.search_issues"]
+
+
+@pytest.mark.parametrize("target", FORMATS)
+def test_renamed_tools_are_valid_deterministic_and_distinct(target: str) -> None:
+    chars, limit = NAME_LIMITS[target]  # type: ignore[index]
+    names = ["a.b", "a_b", "x" * 200, "x" * 199 + "y", "ok-name_1", "név"]
+    out = [valid_name(n, target) for n in names]  # type: ignore[arg-type]
+    assert len(set(out)) == len(out)
+    assert out[4] == "ok-name_1"
+    assert all(re.fullmatch(f"[{chars}]{{1,{limit}}}", n) for n in out), out
+    assert out == [valid_name(n, target) for n in names]  # type: ignore[arg-type]
+    assert valid_id("functions.Bash:0", "messages") == valid_id("functions.Bash:0", "messages")
+    assert len(valid_id("c" * 41, "chat")) <= 40
