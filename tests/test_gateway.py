@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib.util
 import json
 import time
 from collections.abc import Iterator
@@ -43,13 +42,9 @@ from tests.gateway_support import (  # noqa: E402
 )
 from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
 
-HAS_REQUESTS = importlib.util.find_spec("translate.request") is not None
-
 
 def _pair(src: str, dst: str) -> Any:
-    marks = [] if src == dst or HAS_REQUESTS else [pytest.mark.skip(
-        reason="request translation (translate.request) is not merged yet")]
-    return pytest.param(src, dst, marks=marks, id=f"{src}-upstream-to-{dst}-client")
+    return pytest.param(src, dst, id=f"{src}-upstream-to-{dst}-client")
 
 
 MATRIX = [_pair(src, dst) for src in CLIENT_FORMATS for dst in CLIENT_FORMATS]
@@ -297,12 +292,7 @@ def test_non_streaming_request_gets_the_final_object_in_the_clients_format(
     assert not served.body.get("stream")
 
 
-def _clients_of(upstream_format: str) -> list[Any]:
-    return [pytest.param(fmt, marks=_pair(upstream_format, fmt).marks, id=fmt)
-            for fmt in CLIENT_FORMATS]
-
-
-@pytest.mark.parametrize("client_format", _clients_of("chat"))
+@pytest.mark.parametrize("client_format", CLIENT_FORMATS)
 def test_length_limit_reaches_each_client_as_its_own_stop_reason(
         gateways: dict[str, str], serve: Any, client_format: str) -> None:
     body = recording("chat", "openai-gpt4o-length.sse")
@@ -548,7 +538,7 @@ def test_upstream_dropping_the_connection_mid_stream_is_an_sdk_error_naming_no_i
     assert "upstream-key" not in str(error)
 
 
-@pytest.mark.parametrize("client_format", _clients_of("chat"))
+@pytest.mark.parametrize("client_format", CLIENT_FORMATS)
 def test_provider_error_event_mid_stream_is_an_sdk_error(
         gateways: dict[str, str], serve: Any, client_format: str) -> None:
     serve(body=recording("chat", "groq-gptoss-midstream-error.sse"), delay=0)
@@ -579,8 +569,7 @@ STATUS_CASES = [
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
 @pytest.mark.parametrize(("upstream_format", "client_format", "status", "error_body", "cls",
                           "client_status"), [
-    pytest.param(*case, marks=_pair(case[0], case[1]).marks, id=f"{case[0]}-{case[2]}-to-"
-                 f"{case[1]}") for case in STATUS_CASES])
+    pytest.param(*case, id=f"{case[0]}-{case[2]}-to-{case[1]}") for case in STATUS_CASES])
 def test_upstream_http_error_status_is_the_sdks_own_status_error(
         gateways: dict[str, str], serve: Any, upstream_format: str, client_format: str,
         status: int, error_body: dict[str, Any], cls: str, client_status: int,
