@@ -94,6 +94,7 @@ def test_readme_library_example_runs_and_serves_a_valid_stream(
     import httpx
     from starlette.testclient import TestClient
 
+    import translate
     from translate.formats import get_decoder
 
     (code,) = fenced(README.read_text(), "python")
@@ -109,6 +110,8 @@ def test_readme_library_example_runs_and_serves_a_valid_stream(
 
     def upstream(request: httpx.Request) -> httpx.Response:
         seen.append(request)
+        if json.loads(request.content).get("stream") is not True:
+            return httpx.Response(200, json=translate.collect([upstream_body], source="chat"))
         if answer["status"] != 200:
             return httpx.Response(answer["status"], headers={"retry-after": "4"}, json={
                 "error": {"message": "Rate limit reached", "type": "requests",
@@ -122,6 +125,7 @@ def test_readme_library_example_runs_and_serves_a_valid_stream(
                "messages": [{"role": "user", "content": "Why is the sky blue?"}]}
     with TestClient(namespace["app"]) as client:  # type: ignore[arg-type]
         response = client.post("/v1/messages", json=request, headers={"x-api-key": "sk-client"})
+        final = client.post("/v1/messages", json={**request, "stream": False})
         answer["status"] = 429
         limited = client.post("/v1/messages", json=request, headers={"x-api-key": "sk-client"})
     assert response.status_code == 200
@@ -135,6 +139,7 @@ def test_readme_library_example_runs_and_serves_a_valid_stream(
     text = "".join(getattr(e, "text", "") for e in events if e.type == "text_delta")
     assert text.startswith("The sky looks blue")
     assert events[-1].type == "stop"
+    assert final.json()["type"] == "message" and final.json()["content"][0]["text"] == text
     assert limited.status_code == 429 and limited.headers["retry-after"] == "4"
     assert limited.json() == {"type": "error", "error": {"type": "rate_limit_error",
                                                          "message": "Rate limit reached"}}
