@@ -499,6 +499,10 @@ REPORTED_LOSSES: dict[str, str] = {
     "reasoning_summary": "responses reasoning.summary or messages thinking.display for a "
                          "target that decides itself how reasoning is shown",
     "parallel_tool_calls": "parallel_tool_calls with tool_choice none (no effect)",
+    "no_tools": "tool_choice or parallel_tool_calls without tools (OpenAI rejects them; they "
+                "have no effect)",
+    "store": "a responses request without `store` (stored by default) for a target that "
+             "stores nothing",
     "beta": "an anthropic-beta value for a non-Anthropic target",
     "bookkeeping": "output-item ids and statuses of a responses history",
     "role": "a developer message carried as a system message (messages has no developer role)",
@@ -610,10 +614,11 @@ class RequestContext:
         """The source's name of a `Request` attribute (`FIELD_NAMES`)."""
         return field_name(self.source, attr)
 
-    def refuse(self, path: str, detail: str | None = None) -> None:
-        """The target cannot carry the request field at `path`: raise, or drop and report."""
+    def refuse(self, path: str, detail: str | None = None, *, what: str | None = None) -> None:
+        """The target cannot carry the request field at `path`: raise, or drop and report
+        (`what`, the report's name for it, defaults to the last field name of `path`)."""
         if self.lenient:
-            self.report.add("encode", self.target, _leaf(path),
+            self.report.add("encode", self.target, what or _leaf(path),
                             f"{path}: {detail}" if detail else f"{path}: dropped")
             return
         message = (f"{self.target}: cannot carry request field {path!r} ({self.source})"
@@ -679,7 +684,7 @@ class RequestContext:
         if part.reasoning:
             self.lose("reasoning", f"{path}: {part.raw.get('type')} from {part.origin}")
         else:
-            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}")
+            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}", what="opaque")
         return None
 
 
