@@ -130,3 +130,69 @@ def test_renamed_tools_are_valid_deterministic_and_distinct(target: str) -> None
     assert out == [valid_name(n, target) for n in names]  # type: ignore[arg-type]
     assert valid_id("functions.Bash:0", "messages") == valid_id("functions.Bash:0", "messages")
     assert len(valid_id("c" * 41, "chat")) <= 40
+
+
+_BASE = {
+    "chat": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    "responses": {"model": "m", "input": "hi", "store": False},
+    "messages": {"model": "m", "max_tokens": 100, "messages": [{"role": "user",
+                                                                 "content": "hi"}]},
+}
+SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
+    # neutral field -> (a source that has it, the fields, the name the client used)
+    "temperature": ("chat", {"temperature": 0.5}, "temperature"),
+    "top_p": ("responses", {"top_p": 0.5}, "top_p"),
+    "stop": ("messages", {"stop_sequences": ["x"]}, "stop_sequences"),
+    "verbosity": ("chat", {"verbosity": "low"}, "verbosity"),
+    "metadata": ("responses", {"metadata": {"a": "b"}}, "metadata"),
+    "n": ("chat", {"n": 2}, "n"),
+    "seed": ("chat", {"seed": 3}, "seed"),
+    "logprobs": ("chat", {"logprobs": True}, "logprobs"),
+    "top_logprobs": ("responses", {"top_logprobs": 2}, "top_logprobs"),
+    "store": ("chat", {"store": True}, "store"),
+    "previous_response_id": ("responses", {"previous_response_id": "resp_1"},
+                             "previous_response_id"),
+    "openai": ("chat", {"prompt_cache_key": "k"}, "prompt_cache_key"),
+}
+_UNCARRIED = [(attr, target) for attr, where in translate.request.REQUEST_FIELDS.items()
+              for target, place in where.items() if place is None and attr in SAMPLES
+              and SAMPLES[attr][0] != target]
+
+
+def test_the_field_table_names_every_request_field() -> None:
+    from translate.request import REQUEST_FIELDS, Request
+    own = {f for f in Request.__dataclass_fields__} - {"origin", "extra", "betas",
+                                                        "system_role"}
+    assert set(REQUEST_FIELDS) == own
+    assert {attr for attr, where in REQUEST_FIELDS.items() if None in where.values()} == set(
+        SAMPLES)
+
+
+@pytest.mark.parametrize(("attr", "target"), _UNCARRIED)
+def test_each_field_a_target_cannot_carry_is_refused_or_dropped_and_reported(
+        attr: str, target: str) -> None:
+    source, fields, name = SAMPLES[attr]
+    body = {**_BASE[source], **fields}
+    validate_request(source, body)
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source=source, target=target)
+    assert str(info.value).startswith(f"{target}: cannot carry request field {name!r} "
+                                      f"({source})")
+    assert info.value.field == name
+    conv = convert_request(body, source=source, target=target, lenient=True)
+    validate_request(target, conv.body)
+    assert name not in conv.body
+    assert name in [e.what for e in conv.report.entries]
+
+
+@pytest.mark.parametrize(("attr", "target"), [
+    (attr, target) for attr, (source, _, _) in SAMPLES.items() for target in FORMATS
+    if translate.request.REQUEST_FIELDS[attr][target] is not None])
+def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
+    source, fields, _ = SAMPLES[attr]
+    body = {**_BASE[source], **fields}
+    conv = convert_request(body, source=source, target=target)
+    validate_request(target, conv.body)
+    back = convert_request(conv.body, source=target, target=source)
+    for key, value in fields.items():
+        assert back.body[key] == value

@@ -51,12 +51,16 @@ from .report import LossReport
 
 __all__ = [
     "BUDGET_MIN",
+    "CONTENT",
     "DEFAULT_MAX_TOKENS",
     "EFFORT_BUDGET",
     "FIELD_NAMES",
     "ID_LIMITS",
     "NAME_LIMITS",
+    "OPENAI_SHARED",
+    "PARALLEL_TOOL_CALLS",
     "REPORTED_LOSSES",
+    "REQUEST_FIELDS",
     "TOOL_CHOICE",
     "Cache",
     "Document",
@@ -499,12 +503,101 @@ REPORTED_LOSSES: dict[str, str] = {
     "reasoning_summary": "responses reasoning.summary or messages thinking.display for a "
                          "target that decides itself how reasoning is shown",
     "parallel_tool_calls": "parallel_tool_calls with tool_choice none (no effect)",
+    "no_tools": "tool_choice or parallel_tool_calls without tools (OpenAI rejects them; they "
+                "have no effect)",
+    "store": "a responses request without `store` (stored by default) for a target that "
+             "stores nothing",
     "beta": "an anthropic-beta value for a non-Anthropic target",
     "bookkeeping": "output-item ids and statuses of a responses history",
     "role": "a developer message carried as a system message (messages has no developer role)",
 }
 """What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
 
+
+REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
+    "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`"},
+    "system": {"chat": "first message, role `system` or `developer`",
+               "responses": "`instructions` (or a leading system/developer message)",
+               "messages": "`system`"},
+    "messages": {"chat": "`messages`", "responses": "`input`", "messages": "`messages`"},
+    "tools": {"chat": "`tools`, web search as `web_search_options`", "responses": "`tools`",
+              "messages": "`tools`"},
+    "tool_choice": {"chat": "`tool_choice`", "responses": "`tool_choice`",
+                    "messages": "`tool_choice`"},
+    "parallel_tool_calls": {"chat": "`parallel_tool_calls`",
+                            "responses": "`parallel_tool_calls`",
+                            "messages": "`tool_choice.disable_parallel_tool_use` (negated)"},
+    "max_tokens": {"chat": "`max_completion_tokens` (`max_tokens` is read too)",
+                   "responses": "`max_output_tokens`",
+                   "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)"},
+    "temperature": {"chat": "`temperature`", "responses": "`temperature`", "messages": None},
+    "top_p": {"chat": "`top_p`", "responses": "`top_p`", "messages": None},
+    "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`"},
+    "reasoning": {"chat": "`reasoning_effort`",
+                  "responses": "`reasoning.effort`, `reasoning.summary`",
+                  "messages": "`thinking` (`budget_tokens`, `adaptive`, `disabled`), "
+                              "`output_config.effort`"},
+    "output": {"chat": "`response_format`", "responses": "`text.format`",
+               "messages": "`output_config.format` (json_schema only)"},
+    "verbosity": {"chat": "`verbosity`", "responses": "`text.verbosity`", "messages": None},
+    "stream": {"chat": "`stream`", "responses": "`stream`", "messages": "`stream`"},
+    "include_usage": {"chat": "`stream_options.include_usage`", "responses": "(always)",
+                      "messages": "(always)"},
+    "metadata": {"chat": "`metadata`", "responses": "`metadata`", "messages": None},
+    "user": {"chat": "`user`", "responses": "`user`", "messages": "`metadata.user_id`"},
+    "n": {"chat": "`n`", "responses": None, "messages": None},
+    "seed": {"chat": "`seed`", "responses": None, "messages": None},
+    "logprobs": {"chat": "`logprobs`", "responses": "`include: [message.output_text.logprobs]`",
+                 "messages": None},
+    "top_logprobs": {"chat": "`top_logprobs`", "responses": "`top_logprobs`", "messages": None},
+    "store": {"chat": "`store`", "responses": "`store` (false when the source is stateless)",
+              "messages": None},
+    "previous_response_id": {"chat": None, "responses": "`previous_response_id`",
+                             "messages": None},
+    "openai": {"chat": "`prompt_cache_key`, `safety_identifier`, `prompt_cache_retention`",
+               "responses": "`prompt_cache_key`, `safety_identifier`, "
+                            "`prompt_cache_retention`", "messages": None},
+}
+"""Each `Request` field and where each format keeps it; None: the format has no place for it,
+so a request setting it is refused there (dropped and reported when lenient). `n` of 1 and
+`store` false are carried everywhere (they are the defaults)."""
+
+CONTENT: dict[str, dict[RequestFormat, str | None]] = {
+    "Text": {"chat": "string content or `text` part", "responses": "`input_text` part "
+             "(assistant: a message item with string content)", "messages": "`text` block"},
+    "Cache": {"chat": "`prompt_cache_breakpoint` of a part",
+              "responses": "`prompt_cache_breakpoint` of a part",
+              "messages": "`cache_control` of a block or tool"},
+    "Image": {"chat": "`image_url` part (base64 as a data URL)",
+              "responses": "`input_image` part (base64 as a data URL)",
+              "messages": "`image` block (`base64` or `url` source; no `detail`)"},
+    "Document": {"chat": "`file` part, base64 PDF only (`filename`)",
+                 "responses": "`input_file` part, PDF by data or URL (`filename`)",
+                 "messages": "`document` block (PDF base64 or URL, plain text; `title`)"},
+    "ToolCall": {"chat": "assistant `tool_calls[]`", "responses": "`function_call` item",
+                 "messages": "`tool_use` block"},
+    "ToolResult": {"chat": "`tool` message (text only: images and documents move to a user "
+                           "message after the tool messages; no `is_error`)",
+                   "responses": "`function_call_output` item (string or parts; no "
+                                "`is_error`)",
+                   "messages": "`tool_result` block (`is_error`)"},
+    "Refusal": {"chat": "assistant `refusal`", "responses": "assistant text (reported)",
+                "messages": "text (reported)"},
+    "Opaque (reasoning)": {"chat": None, "responses": "`reasoning` item, as sent",
+                           "messages": "`thinking` / `redacted_thinking` block, as sent"},
+    "FunctionTool": {"chat": "`{type: function, function: {name, description, parameters, "
+                             "strict}}`",
+                     "responses": "`{type: function, name, description, parameters, strict}`",
+                     "messages": "`{name, description, input_schema, strict}`"},
+    "WebSearch": {"chat": "`web_search_options` (context size, location)",
+                  "responses": "`{type: web_search}` (allowed domains, context size, "
+                               "location)",
+                  "messages": "`web_search_20250305` (allowed/blocked domains, max uses, "
+                              "location)"},
+    "Opaque (other)": {"chat": "its own format only", "responses": "its own format only",
+                       "messages": "its own format only"},
+}
+"""Each part of the neutral model and its shape in each format (None: dropped and reported)."""
 
 FIELD_NAMES: dict[RequestFormat, dict[str, str]] = {
     "chat": {"max_tokens": "max_completion_tokens", "reasoning": "reasoning_effort",
@@ -610,10 +703,11 @@ class RequestContext:
         """The source's name of a `Request` attribute (`FIELD_NAMES`)."""
         return field_name(self.source, attr)
 
-    def refuse(self, path: str, detail: str | None = None) -> None:
-        """The target cannot carry the request field at `path`: raise, or drop and report."""
+    def refuse(self, path: str, detail: str | None = None, *, what: str | None = None) -> None:
+        """The target cannot carry the request field at `path`: raise, or drop and report
+        (`what`, the report's name for it, defaults to the last field name of `path`)."""
         if self.lenient:
-            self.report.add("encode", self.target, _leaf(path),
+            self.report.add("encode", self.target, what or _leaf(path),
                             f"{path}: {detail}" if detail else f"{path}: dropped")
             return
         message = (f"{self.target}: cannot carry request field {path!r} ({self.source})"
@@ -679,7 +773,7 @@ class RequestContext:
         if part.reasoning:
             self.lose("reasoning", f"{path}: {part.raw.get('type')} from {part.origin}")
         else:
-            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}")
+            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}", what="opaque")
         return None
 
 

@@ -88,6 +88,16 @@ def write_effort(reasoning: Reasoning, ctx: RequestContext) -> Effort | None:
     return None
 
 
+def tools_ok(req: Request, ctx: RequestContext, body: dict[str, Any], field: str) -> bool:
+    """Whether a tool setting may be written: OpenAI rejects `tool_choice` and
+    `parallel_tool_calls` without `tools` (a source whose tools were all dropped, or that
+    had none); then the setting, which has no effect, is dropped and reported."""
+    if "tools" in body or ctx.same:
+        return True
+    ctx.lose("no_tools", f"{field}: no tools to apply it to")
+    return False
+
+
 def write_common(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
     """The fields chat and responses write alike: sampling, metadata, user, store, the
     shared OpenAI fields."""
@@ -101,7 +111,7 @@ def write_common(req: Request, ctx: RequestContext, body: dict[str, Any]) -> Non
         body["user"] = req.user
     if req.store is not None:
         body["store"] = req.store
-    if req.parallel_tool_calls is not None:
+    if req.parallel_tool_calls is not None and tools_ok(req, ctx, body, "parallel_tool_calls"):
         body["parallel_tool_calls"] = req.parallel_tool_calls
     if req.top_logprobs is not None:
         body["top_logprobs"] = req.top_logprobs

@@ -39,6 +39,7 @@ from .._openai_request import (
     data_url,
     parse_data_url,
     parse_effort,
+    tools_ok,
     write_common,
     write_effort,
 )
@@ -248,7 +249,7 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
                         parameters=fn.get("parameters"), strict=fn.get("strict"))
 
 
-def _choice(choice: Any, ctx: RequestContext) -> ToolChoice | None:
+def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoice | None:
     if choice is None:
         return None
     if choice in ("auto", "required", "none"):
@@ -257,7 +258,10 @@ def _choice(choice: Any, ctx: RequestContext) -> ToolChoice | None:
         fn = choice.get("function")
         if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
             return ToolChoice(mode="tool", name=fn["name"])
-    ctx.refuse("tool_choice", f"tool_choice {choice!r}")
+    if ctx.same:  # allowed_tools, a custom tool
+        extra["tool_choice"] = choice
+    else:
+        ctx.refuse("tool_choice", f"tool_choice {choice!r}")
     return None
 
 
@@ -324,7 +328,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         system_role=system_role,  # type: ignore[arg-type]
         messages=turns,
         tools=tuple(tools),
-        tool_choice=_choice(body.get("tool_choice"), ctx),
+        tool_choice=_choice(body.get("tool_choice"), ctx, extra),
         parallel_tool_calls=body.get("parallel_tool_calls"),
         max_tokens=max_tokens,
         stop=(stop,) if isinstance(stop, str) else tuple(stop) if stop is not None else None,
@@ -388,7 +392,8 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         doc: Document = part  # type: ignore[assignment]
         if doc.media_type != "application/pdf" or doc.data is None:
             what = "a PDF by URL" if doc.url is not None else f"a {doc.media_type} document"
-            ctx.refuse(path, f"chat takes only base64 PDF files, not {what}")
+            ctx.refuse(path, f"chat takes only base64 PDF files, not {what}",
+                       what="document")
             return None
         file: dict[str, Any] = {"file_data": data_url(doc.media_type, doc.data)}
         if doc.title is not None:
@@ -402,7 +407,7 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         return out
     if kind == "opaque":
         return ctx.opaque(path, part)  # type: ignore[arg-type]
-    ctx.refuse(path, f"a {kind} part in a {('user')} message")
+    ctx.refuse(path, f"a {kind} part in a user message", what=kind)
     return None
 
 
@@ -475,7 +480,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
             if raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
-            ctx.refuse(sub, f"a {kind} part in an assistant message")
+            ctx.refuse(sub, f"a {kind} part in an assistant message", what=kind)
     out: dict[str, Any] = {"role": "assistant"}
     if texts:
         if len(texts) == 1 and len(texts[0]) == 2:
@@ -557,7 +562,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         tools = [t for t in tools if t is not None]
         if tools:
             body["tools"] = tools
-    if req.tool_choice is not None:
+    if req.tool_choice is not None and tools_ok(req, ctx, body, ctx.name("tool_choice")):
         choice = TOOL_CHOICE[req.tool_choice.mode]["chat"]
         if req.tool_choice.mode == "tool":
             choice = {"type": "function",

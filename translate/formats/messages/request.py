@@ -140,9 +140,11 @@ def _result(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     call_id = block.get("tool_use_id")
     if not isinstance(call_id, str):
         ctx.invalid(f"{path}.tool_use_id", "a string", call_id)
-    content = block.get("content", ())
+    content = block.get("content")
     parts: list[ResultPart] = []
-    if isinstance(content, str):
+    if content is None:
+        pass
+    elif isinstance(content, str):
         parts.append(Text(text=content))
     elif isinstance(content, list):
         for j, item in enumerate(content):
@@ -314,9 +316,10 @@ def _parse_choice(choice: Any, ctx: RequestContext) -> tuple[ToolChoice | None, 
     if not isinstance(choice, Mapping):
         ctx.invalid("tool_choice", "an object", choice)
     kind = choice.get("type")
-    parallel = False if choice.get("disable_parallel_tool_use") else None
-    if choice.get("disable_parallel_tool_use") is False:
-        parallel = True
+    flag = choice.get("disable_parallel_tool_use")
+    parallel = None if flag is None else not flag
+    if kind == "auto" and flag is not None and len(choice) == 2:
+        return None, parallel  # auto only to carry the flag: the default choice
     mode = {"auto": "auto", "any": "required", "none": "none", "tool": "tool"}.get(str(kind))
     if mode is None:
         ctx.invalid("tool_choice.type", "auto, any, tool or none", kind)

@@ -41,6 +41,7 @@ from .._openai_request import (
     cache_of,
     data_url,
     parse_data_url,
+    tools_ok,
     write_common,
     write_effort,
 )
@@ -277,8 +278,8 @@ def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
         ctx.invalid("reasoning", "an object", value)
     effort, summary = value.get("effort"), value.get("summary")
     for key in value:
-        if key not in ("effort", "summary"):
-            ctx.refuse(f"reasoning.{key}") if not ctx.same else None
+        if key not in ("effort", "summary") and not ctx.same:
+            ctx.refuse(f"reasoning.{key}")
     if effort == "none":
         return Reasoning(mode="disabled", effort="none", summary=summary)
     if effort is None and summary is None:
@@ -346,6 +347,9 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         if rest:
             extra["reasoning"] = rest
     tools = body.get("tools") or ()
+    store = body.get("store")
+    if store is None and not ctx.same:
+        ctx.lose("store", f"store: responses stores by default, {ctx.target} stores nothing")
     return Request(
         model=body.get("model"),
         system=system or (),
@@ -366,7 +370,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         user=body.get("user"),
         logprobs=logprobs,
         top_logprobs=body.get("top_logprobs"),
-        store=body.get("store"),
+        store=store,
         previous_response_id=body.get("previous_response_id"),
         openai={k: body[k] for k in _SHARED if k in body} or None,
         extra=extra or None,
@@ -398,7 +402,8 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
     if kind == "document":
         doc: Document = part  # type: ignore[assignment]
         if doc.media_type != "application/pdf":
-            ctx.refuse(path, f"responses files take PDFs, not a {doc.media_type} document")
+            ctx.refuse(path, f"responses files take PDFs, not a {doc.media_type} document",
+                       what="document")
             return None
         out = {"type": "input_file"}
         if doc.url is not None:
@@ -415,7 +420,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         return out
     if kind == "opaque":
         return ctx.opaque(path, part)  # type: ignore[arg-type]
-    ctx.refuse(path, f"a {kind} part here")
+    ctx.refuse(path, f"a {kind} part here", what=kind)
     return None
 
 
@@ -507,7 +512,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[A
             if raw is not None:
                 items.append(raw)
         else:
-            ctx.refuse(sub, f"a {kind} part in an assistant message")
+            ctx.refuse(sub, f"a {kind} part in an assistant message", what=kind)
     if msg.extra:
         ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
 
@@ -565,7 +570,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.tools:
         tools = [_write_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(req.tools)]
         body["tools"] = [t for t in tools if t is not None]
-    if req.tool_choice is not None:
+    if req.tool_choice is not None and tools_ok(req, ctx, body, ctx.name("tool_choice")):
         choice = TOOL_CHOICE[req.tool_choice.mode]["responses"]
         if req.tool_choice.mode == "tool":
             choice = {"type": "function", "name": ctx.tool_name(req.tool_choice.name or "")}
