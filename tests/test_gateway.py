@@ -346,6 +346,23 @@ def test_upstream_gets_its_path_its_auth_header_and_the_mapped_model(
         assert "x-api-key" not in headers and "anthropic-version" not in headers
 
 
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_the_upstreams_request_id_reaches_the_client_under_its_sdks_name(
+        gateways: dict[str, str], serve: Any, stream: bool) -> None:
+    body = recording("chat", TEXT_RECORDINGS["chat"])
+    if stream:
+        serve(body=body, delay=0, headers={"x-request-id": "req_ok_1"})
+    else:
+        serve(Script.json(translate.collect([body], source="chat"),
+                          headers={"x-request-id": "req_ok_1"}))
+    client = anthropic_client(gateways["chat"])
+    raw = client.messages.with_raw_response.create(
+        model="claude-x", max_tokens=10, stream=stream,
+        messages=[{"role": "user", "content": "hi"}])
+    assert raw.headers["request-id"] == "req_ok_1"
+    assert raw.request_id == "req_ok_1"
+
+
 def test_client_key_is_passed_on_only_when_configured(upstream: FakeUpstream, serve: Any) -> None:
     serve(body=recording("messages", TEXT_RECORDINGS["messages"]), delay=0)
     with gateway_for(upstream, "messages", api_key=None, pass_client_key=True) as url:
@@ -530,12 +547,37 @@ def _consume_expecting_error(client_format: str, url: str) -> BaseException:
 @pytest.mark.parametrize(("upstream_format", "client_format"), MATRIX)
 def test_upstream_dropping_the_connection_mid_stream_is_an_sdk_error_naming_no_internals(
         upstream: FakeUpstream, gateways: dict[str, str], serve: Any, upstream_format: str,
-        client_format: str) -> None:
+        client_format: str, caplog: pytest.LogCaptureFixture) -> None:
     body = recording(upstream_format, TEXT_RECORDINGS[upstream_format])
     serve(body=body, delay=0.001, cut_after=len(split_events(body)) // 2)
-    error = _consume_expecting_error(client_format, gateways[upstream_format])
+    with caplog.at_level("WARNING", logger="translate.gateway"):
+        error = _consume_expecting_error(client_format, gateways[upstream_format])
     assert str(upstream.port) not in str(error) and "127.0.0.1" not in str(error)
     assert "upstream-key" not in str(error)
+    # the details go to the log instead
+    assert "upstream stream failed: RemoteProtocolError" in caplog.text
+
+
+def test_a_gateway_failure_is_a_plain_500_and_a_logged_traceback(
+        monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    from starlette.testclient import TestClient
+
+    import translate.gateway.app as app_module
+    from translate.gateway import create_app, demo_transport
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("internal detail /srv/secret.py")
+
+    monkeypatch.setattr(app_module, "convert_object", broken)
+    settings = Settings(upstream_url="http://demo.invalid/v1", upstream_format="chat")
+    with TestClient(create_app(settings, transport=demo_transport("chat-text", delay=0))) as http:
+        reply = http.post("/v1/messages", json={
+            "model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]})
+    assert reply.status_code == 500
+    assert reply.json() == {"type": "error", "error": {
+        "type": "api_error", "message": "the gateway failed to handle the request"}}
+    assert "secret" not in reply.text
+    assert "RuntimeError: internal detail" in caplog.text  # the traceback is in the log
 
 
 @pytest.mark.parametrize("client_format", CLIENT_FORMATS)
