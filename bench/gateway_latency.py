@@ -4,9 +4,11 @@ A loopback upstream streams a chat completion of N content chunks, one every `--
 records when it wrote each one; a client reads the stream (raw bytes, httpx) and records when
 each chunk's text arrived (`t<i> ` markers survive every conversion). Latency per event =
 arrival - write. Run once straight at the upstream and once through the gateway
-(`stream-translate serve` in a subprocess) for each client format; the added latency is the
+(`stream-translate serve` in a subprocess, default flags) for each client format; the added latency is the
 gateway's median minus the direct median. A script, not a test: nothing here asserts a timing.
-The upstream and the client share this process (and its GIL) in both runs.
+The upstream and the client share this process (and its GIL) in every run. A floor relay
+(uvicorn + Starlette + httpx passing the bytes through untouched) is measured too, to tell the
+cost of any Python hop from the gateway's own.
 
     python bench/gateway_latency.py        # 400 events x (direct, chat, messages, responses)
     python bench/gateway_latency.py --events 1000 --gap 2 --runs 5
@@ -115,16 +117,43 @@ def measure(url: str, client_format: str, upstream: Upstream) -> list[float]:
     return [(a - s) * 1e6 for a, s in zip(arrived, upstream.sent, strict=True)]
 
 
+FLOOR_RELAY = """
+import sys, httpx, uvicorn
+from starlette.applications import Starlette
+from starlette.responses import StreamingResponse
+from starlette.routing import Route
+
+client = httpx.AsyncClient(timeout=60)
+
+async def relay(request):
+    upstream = await client.send(client.build_request(
+        "POST", sys.argv[1] + "/chat/completions", content=await request.body()), stream=True)
+    async def body():
+        try:
+            async for chunk in upstream.aiter_raw():
+                yield chunk
+        finally:
+            await upstream.aclose()
+    return StreamingResponse(body(), media_type="text/event-stream")
+
+uvicorn.run(Starlette(routes=[Route("/v1/chat/completions", relay, methods=["POST"])]),
+            port=int(sys.argv[2]), log_level="warning")
+"""
+"""The least a Python relay does (uvicorn, Starlette, httpx; bytes passed through untouched):
+the floor the gateway's own cost is read against."""
+
+
 @contextlib.contextmanager
-def serve(upstream_url: str) -> Iterator[str]:
-    """`stream-translate serve` in its own process (its own GIL), as it is deployed."""
+def serve(upstream_url: str, *, floor: bool = False) -> Iterator[str]:
+    """`stream-translate serve` (or the floor relay) in its own process, as it is deployed."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "translate", "serve", "--upstream-url", upstream_url,
-         "--upstream-format", "chat", "--port", str(port), "--keepalive-interval", "0",
-         "--log-level", "warning"], cwd=ROOT)
+    command = ([sys.executable, "-c", FLOOR_RELAY, upstream_url, str(port)] if floor else
+               [sys.executable, "-m", "translate", "serve", "--upstream-url", upstream_url,
+                "--upstream-format", "chat", "--port", str(port),
+                "--log-level", "warning"])
+    process = subprocess.Popen(command, cwd=ROOT)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 20
@@ -150,9 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     upstream = Upstream(args.events, args.gap / 1000)
     results: dict[str, float] = {}
-    with serve(upstream.url) as gateway:
-        cases = [("direct", upstream.url[:-3], "chat")] + [
-            (f"gateway chat->{fmt}", gateway, fmt) for fmt in ("chat", "messages", "responses")]
+    with serve(upstream.url) as gateway, serve(upstream.url, floor=True) as floor:
+        cases = [("direct", upstream.url[:-3], "chat"), ("floor relay (bytes)", floor, "chat")]
+        cases += [(f"gateway chat->{fmt}", gateway, fmt)
+                  for fmt in ("chat", "messages", "responses")]
         for name, url, fmt in cases:
             latencies: list[float] = []
             measure(url, fmt, upstream)  # warm-up: connections, imports
