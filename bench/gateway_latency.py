@@ -4,11 +4,11 @@ A loopback upstream streams a chat completion of N content chunks, one every `--
 records when it wrote each one; a client reads the stream (raw bytes, httpx) and records when
 each chunk's text arrived (`t<i> ` markers survive every conversion). Latency per event =
 arrival - write. Run once straight at the upstream and once through the gateway
-(`stream-translate serve` in a subprocess, default flags) for each client format; the added latency is the
-gateway's median minus the direct median. A script, not a test: nothing here asserts a timing.
-The upstream and the client share this process (and its GIL) in every run. A floor relay
-(uvicorn + Starlette + httpx passing the bytes through untouched) is measured too, to tell the
-cost of any Python hop from the gateway's own.
+(`stream-translate serve` in a subprocess, default flags) for each client format; the added
+latency is the gateway's median minus the direct median. A script, not a test: nothing here
+asserts a timing. The upstream and the client share this process (and its GIL) in every run.
+A floor relay (uvicorn + Starlette + httpx passing the bytes through untouched) is measured too,
+to tell the cost of any Python hop from the gateway's own.
 
     python bench/gateway_latency.py        # 400 events x (direct, chat, messages, responses)
     python bench/gateway_latency.py --events 1000 --gap 2 --runs 5
