@@ -558,6 +558,17 @@ def test_upstream_dropping_the_connection_mid_stream_is_an_sdk_error_naming_no_i
     assert "upstream stream failed: RemoteProtocolError" in caplog.text
 
 
+def test_an_upstream_silent_past_the_read_timeout_ends_the_clients_stream_with_an_error(
+        upstream: FakeUpstream, serve: Any) -> None:
+    body = recording("chat", TEXT_RECORDINGS["chat"])
+    serve(body=body, delay=0, pause_after=3, pause=1.0)
+    with gateway_for(upstream, "chat", timeout=0.2, keepalive_interval=None) as url:
+        started = time.monotonic()
+        error = _consume_expecting_error("messages", url)
+    assert time.monotonic() - started < 0.9  # the read timeout, not the upstream, ended it
+    assert "ReadTimeout" in str(error) and "127.0.0.1" not in str(error)
+
+
 def test_a_gateway_failure_is_a_plain_500_and_a_logged_traceback(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from starlette.testclient import TestClient
