@@ -544,8 +544,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.system:
         messages.append({"role": req.system_role,
                          "content": _write_texts(req.system, ctx, ctx.name("system"))})
+    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{ctx.name('messages')}[{i}]"
+        path = f"{prefix}[{i}]"
         if msg.role == "user":
             _write_user(msg, ctx, path, messages)
         elif msg.role == "assistant":

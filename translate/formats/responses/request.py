@@ -563,8 +563,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
             body["instructions"] = req.system[0].text
         else:
             _write_user(Message(role=req.system_role, parts=req.system), ctx, "system", items)
+    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{ctx.name('messages')}[{i}]"
+        path = f"{prefix}[{i}]"
         if msg.role == "assistant":
             _write_assistant(msg, ctx, path, items)
         else:
