@@ -196,3 +196,73 @@ def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
     back = convert_request(conv.body, source=target, target=source)
     for key, value in fields.items():
         assert back.body[key] == value
+
+
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.stem)
+def test_a_same_format_request_keeps_everything(path: Path) -> None:
+    from translate.request import RequestContext, _format_module
+
+    body = load(path)
+    format = source_of(path)
+    conv = convert_request(body, source=format, target=format)
+    assert conv.report.entries == []
+    assert conv.tool_names == {}
+    validate_request(format, conv.body)
+    reader = _format_module(format)
+    again = reader.parse_request(conv.body, RequestContext(format, format, lenient=False),
+                                 headers={})
+    first = reader.parse_request(body, RequestContext(format, format, lenient=False),
+                                 headers={})
+    assert again == first
+
+
+def test_the_client_s_anthropic_beta_header_goes_to_a_messages_upstream_only() -> None:
+    body = load(CORPUS / "messages_structured_output.json")
+    headers = {"anthropic-beta": "context-1m-2025-08-07, interleaved-thinking-2025-05-14"}
+    same = convert_request(body, source="messages", target="messages", headers=headers)
+    assert same.headers == {"anthropic-beta":
+                            "context-1m-2025-08-07,interleaved-thinking-2025-05-14"}
+    other = convert_request(body, source="messages", target="chat", headers=headers)
+    assert other.headers == {}
+    assert [e.detail for e in other.report.entries if e.what == "beta"] == [
+        "anthropic-beta 'context-1m-2025-08-07'",
+        "anthropic-beta 'interleaved-thinking-2025-05-14'"]
+
+
+_CHAT_ANSWER = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+    b'[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_9",'
+    b'"type":"function","function":{"name":"NAME","arguments":"{}"}}]},'
+    b'"finish_reason":null}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+    b'[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')
+
+
+def test_collect_and_convert_object_give_tool_calls_the_client_s_names() -> None:
+    names = {"NAME": "client.name"}
+    completion = translate.collect([_CHAT_ANSWER], source="chat", tool_names=names)
+    assert completion["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == (
+        "client.name")
+    message = translate.collect([_CHAT_ANSWER], source="chat", target="messages",
+                                tool_names=names)
+    assert [b["name"] for b in message["content"] if b["type"] == "tool_use"] == [
+        "client.name"]
+    plain = translate.collect([_CHAT_ANSWER], source="chat")
+    response = translate.convert_object(plain, source="chat", target="responses",
+                                        tool_names=names)
+    assert [i["name"] for i in response["output"] if i["type"] == "function_call"] == [
+        "client.name"]
+    assert translate.convert_object(plain, source="chat", target="responses")["output"][0][
+        "name"] == "NAME"
+
+
+@pytest.mark.anyio
+async def test_aconvert_gives_tool_calls_the_client_s_names() -> None:
+    async def upstream() -> Any:
+        yield _CHAT_ANSWER
+
+    out = b"".join([chunk async for chunk in translate.aconvert(
+        upstream(), source="chat", target="responses", tool_names={"NAME": "a.b"})])
+    names = [e.name for e in translate.decode([out], source="responses")
+             if isinstance(e, translate.BlockStart) and e.kind == "tool_call"]
+    assert names == ["a.b"]

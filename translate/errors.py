@@ -88,8 +88,10 @@ class EncodeError(TranslateError):
 class RequestError(TranslateError):
     """A request body cannot be translated: `field` is the path of the offending field
     (`messages[2].content[0].detail`, None for the whole body), `source` and `target` the
-    formats. `format` is the format at fault: the target for a field it cannot carry, the
-    source for an unknown or malformed field."""
+    formats. Top-level fields carry the client's own names; inside the conversation, a
+    target-side refusal counts the turns of the neutral model (a chat system message or a
+    run of tool messages is one turn). `format` is the format at fault: the target for a
+    field it cannot carry, the source for an unknown or malformed field."""
 
     def __init__(self, message: str, *, field: str | None = None, source: str,
                  target: str) -> None:

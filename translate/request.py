@@ -85,6 +85,7 @@ __all__ = [
     "budget_for",
     "convert_request",
     "effort_for",
+    "extra_keys",
     "field_name",
     "valid_id",
     "valid_name",
@@ -633,45 +634,55 @@ def budget_for(effort: str) -> int:
     return EFFORT_BUDGET.get(effort, EFFORT_BUDGET["medium"])
 
 
-def _rewrite(value: str, chars: str | None, limit: int | None, cache: dict[str, str]) -> str:
+def _rewrite(value: str, chars: str | None, limit: int | None) -> str:
     """`value` when valid, else a deterministic valid rewrite: invalid characters become `_`,
     and a hash of the original is appended (cut to `limit`), so two different values never meet."""
-    key = f"{chars}|{limit}|{value}"
-    hit = cache.get(key)
-    if hit is not None:
-        return hit
     pattern = _PATTERNS.get(chars) if chars else None
     if pattern is None and chars:
         pattern = _PATTERNS[chars] = re.compile(f"[^{chars}]")
     fixed = pattern.sub("_", value) if pattern is not None else value
     if fixed == value and value and (limit is None or len(value) <= limit):
-        out = value
-    else:
-        digest = hashlib.sha256(value.encode()).hexdigest()[:10]
-        keep = (limit - 11) if limit is not None else len(fixed)
-        out = f"{fixed[:keep]}_{digest}" if fixed[:keep] else digest
-    if len(cache) < 4096:
-        cache[key] = out
-    return out
+        return value
+    digest = hashlib.sha256(value.encode()).hexdigest()[:10]
+    keep = (limit - 11) if limit is not None else len(fixed)
+    return f"{fixed[:keep]}_{digest}" if fixed[:keep] else digest
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
-_NAME_CACHE: dict[str, str] = {}
-_ID_CACHE: dict[str, str] = {}
+_CACHE_SIZE = 4096
+_NAME_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
+_ID_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
 
 
 def valid_name(name: str, target: RequestFormat) -> str:
     """A tool name valid for `target` (`NAME_LIMITS`): unchanged when valid, else a
     deterministic rewrite ending in a hash of the original."""
-    chars, limit = NAME_LIMITS[target]
-    return _rewrite(name, chars, limit, _NAME_CACHE)
+    cache = _NAME_CACHE[target]
+    out = cache.get(name)
+    if out is None:
+        out = _rewrite(name, *NAME_LIMITS[target])
+        if len(cache) < _CACHE_SIZE:  # a bounded memo: the same names recur every turn
+            cache[name] = out
+    return out
 
 
 def valid_id(call_id: str, target: RequestFormat) -> str:
     """A tool-call id valid for `target` (`ID_LIMITS`), unchanged when valid; deterministic,
     so a call and its result, in this turn and the next, map to the same id."""
-    chars, limit = ID_LIMITS[target]
-    return _rewrite(call_id, chars, limit, _ID_CACHE)
+    cache = _ID_CACHE[target]
+    out = cache.get(call_id)
+    if out is None:
+        out = _rewrite(call_id, *ID_LIMITS[target])
+        if len(cache) < _CACHE_SIZE:
+            cache[call_id] = out
+    return out
+
+
+def extra_keys(block: Mapping[str, Any],
+               known: frozenset[str]) -> dict[str, Any] | None:
+    """The keys of `block` the model does not name, or None (the usual case, checked in C)."""
+    rest = block.keys() - known
+    return {key: block[key] for key in rest} if rest else None
 
 
 # -- the conversion context -------------------------------------------------------------------

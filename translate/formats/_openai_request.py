@@ -42,7 +42,7 @@ def cache_of(part: Mapping[str, Any]) -> Cache | None:
     bp = part.get("prompt_cache_breakpoint")
     if bp is None:
         return None
-    return Cache(ttl=bp.get("ttl")) if isinstance(bp, Mapping) else Cache()
+    return Cache(ttl=bp.get("ttl")) if isinstance(bp, dict) else Cache()
 
 
 def breakpoint(cache: Cache | None, ctx: RequestContext, path: str) -> dict[str, Any] | None:

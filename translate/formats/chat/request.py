@@ -61,6 +61,7 @@ FIELDS: frozenset[str] = frozenset({
 _UNMODELLED = frozenset({"audio", "frequency_penalty", "function_call", "functions",
                          "logit_bias", "modalities", "moderation", "prediction",
                          "presence_penalty", "prompt_cache_options", "service_tier"})
+_ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls"})
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
 
 
@@ -70,8 +71,8 @@ def _text(part: Mapping[str, Any], ctx: RequestContext, path: str) -> Text:
     text = part.get("text")
     if not isinstance(text, str):
         ctx.invalid(f"{path}.text", "a string", text)
-    for key in part:
-        if key not in ("type", "text", "prompt_cache_breakpoint"):
+    if len(part) != 2:
+        for key in part.keys() - {"type", "text", "prompt_cache_breakpoint"}:
             ctx.unknown(f"{path}.{key}")
     return Text(text=text, cache=cache_of(part))
 
@@ -83,21 +84,21 @@ def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
         ctx.invalid(path, "a string or a list of text parts", content)
     out = []
     for i, part in enumerate(content):
-        if not isinstance(part, Mapping) or part.get("type") != "text":
+        if not isinstance(part, dict) or part.get("type") != "text":
             ctx.invalid(f"{path}[{i}]", "a text part", part)
         out.append(_text(part, ctx, f"{path}[{i}]"))
     return tuple(out)
 
 
 def _user_part(part: Any, ctx: RequestContext, path: str) -> Part:
-    if not isinstance(part, Mapping):
+    if not isinstance(part, dict):
         ctx.invalid(path, "a content part", part)
     kind = part.get("type")
     if kind == "text":
         return _text(part, ctx, path)
     if kind == "image_url":
         image = part.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else None
+        url = image.get("url") if isinstance(image, dict) else None
         if not isinstance(url, str):
             ctx.invalid(f"{path}.image_url.url", "a string", url)
         detail = image.get("detail")  # type: ignore[union-attr]
@@ -109,7 +110,7 @@ def _user_part(part: Any, ctx: RequestContext, path: str) -> Part:
         return Image(url=url, detail=detail, cache=cache_of(part))
     if kind == "file":
         file = part.get("file")
-        if isinstance(file, Mapping) and isinstance(file.get("file_data"), str) \
+        if isinstance(file, dict) and isinstance(file.get("file_data"), str) \
                 and "file_id" not in file:
             decoded = parse_data_url(file["file_data"])
             if decoded is not None and decoded[0] == "application/pdf":
@@ -131,9 +132,9 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Messag
     elif isinstance(content, list):
         for i, part in enumerate(content):
             sub = f"{path}.content[{i}]"
-            if isinstance(part, Mapping) and part.get("type") == "refusal":
+            if isinstance(part, dict) and part.get("type") == "refusal":
                 parts.append(Refusal(text=part.get("refusal", "")))
-            elif isinstance(part, Mapping) and part.get("type") == "text":
+            elif isinstance(part, dict) and part.get("type") == "text":
                 parts.append(_text(part, ctx, sub))
             else:
                 ctx.invalid(sub, "a text or refusal part", part)
@@ -144,31 +145,33 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Messag
         parts.append(Refusal(text=refusal))
     for i, call in enumerate(msg.get("tool_calls") or ()):
         sub = f"{path}.tool_calls[{i}]"
-        if not isinstance(call, Mapping):
+        if not isinstance(call, dict):
             ctx.invalid(sub, "a tool call", call)
         if call.get("type") != "function":
             parts.append(Opaque(origin="chat", raw=call))
             continue
         fn = call.get("function")
-        if not isinstance(fn, Mapping) or not isinstance(call.get("id"), str):
+        if not isinstance(fn, dict) or not isinstance(call.get("id"), str):
             ctx.invalid(sub, "a function tool call with an id", call)
         name, args = fn.get("name"), fn.get("arguments")
         if not isinstance(name, str) or not isinstance(args, str):
             ctx.invalid(f"{sub}.function", "a name and string arguments", fn)
         parts.append(ToolCall(id=call["id"], name=name, arguments=args))
-    for key in msg:
+    for key in msg.keys() - _ASSISTANT_KEYS:
         if key in ("name", "audio", "function_call"):
             if ctx.same:
                 extra[key] = msg[key]
             else:
                 ctx.refuse(f"{path}.{key}")
-        elif key not in ("role", "content", "refusal", "tool_calls"):
+        else:
             ctx.unknown(f"{path}.{key}")
     return Message(role="assistant", parts=tuple(parts), extra=extra or None)
 
 
 def _named(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> dict[str, Any] | None:
     """The chat-only `name` of a message, kept for a chat target."""
+    if len(msg) == 2:
+        return None  # role and content: the usual case
     extra: dict[str, Any] = {}
     for key in msg:
         if key == "name":
@@ -189,15 +192,15 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
     results: list[Part] = []  # the tool results of the current user turn
     for i, msg in enumerate(messages):
         path = f"messages[{i}]"
-        if not isinstance(msg, Mapping):
+        if not isinstance(msg, dict):
             ctx.invalid(path, "a message object", msg)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str):
                 ctx.invalid(f"{path}.tool_call_id", "a string", call_id)
-            for key in msg:
-                if key not in ("role", "content", "tool_call_id"):
+            if len(msg) != 3:
+                for key in msg.keys() - {"role", "content", "tool_call_id"}:
                     ctx.unknown(f"{path}.{key}")
             content = msg.get("content")
             texts = _texts(content, ctx, f"{path}.content") if content != "" else ()
@@ -235,12 +238,12 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, dict):
         ctx.invalid(path, "a tool object", tool)
     if tool.get("type") != "function":
         return Opaque(origin="chat", raw=tool)  # custom (free-form) tools
     fn = tool.get("function")
-    if not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
+    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         ctx.invalid(f"{path}.function", "a function with a name", fn)
     for key in fn:
         if key not in ("name", "description", "parameters", "strict"):
@@ -254,9 +257,9 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
         return None
     if choice in ("auto", "required", "none"):
         return ToolChoice(mode=choice)
-    if isinstance(choice, Mapping) and choice.get("type") == "function":
+    if isinstance(choice, dict) and choice.get("type") == "function":
         fn = choice.get("function")
-        if isinstance(fn, Mapping) and isinstance(fn.get("name"), str):
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             return ToolChoice(mode="tool", name=fn["name"])
     if ctx.same:  # allowed_tools, a custom tool
         extra["tool_choice"] = choice
@@ -268,12 +271,12 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
 def _output(fmt: Any, ctx: RequestContext) -> OutputFormat | None:
     if fmt is None:
         return None
-    kind = fmt.get("type") if isinstance(fmt, Mapping) else None
+    kind = fmt.get("type") if isinstance(fmt, dict) else None
     if kind in ("text", "json_object"):
         return OutputFormat(type=kind)
     if kind == "json_schema":
         spec = fmt.get("json_schema")
-        if not isinstance(spec, Mapping):
+        if not isinstance(spec, dict):
             ctx.invalid("response_format.json_schema", "an object", spec)
         return OutputFormat(type="json_schema", schema=spec.get("schema"),
                             name=spec.get("name"), description=spec.get("description"),
@@ -299,9 +302,9 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     system, system_role, turns = _messages(messages, ctx)
     tools = [_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(body.get("tools") or ())]
     search = body.get("web_search_options")
-    if isinstance(search, Mapping):
+    if isinstance(search, dict):
         location = search.get("user_location")
-        approx = location.get("approximate") if isinstance(location, Mapping) else None
+        approx = location.get("approximate") if isinstance(location, dict) else None
         tools.append(WebSearch(context_size=search.get("search_context_size"),
                                user_location=dict(approx) if approx else None,
                                raw=search, origin="chat"))
@@ -314,7 +317,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     stop = body.get("stop")
     options = body.get("stream_options")
     include_usage = None
-    if isinstance(options, Mapping):
+    if isinstance(options, dict):
         include_usage = options.get("include_usage")
         for key in options:
             if key != "include_usage":
@@ -541,8 +544,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.system:
         messages.append({"role": req.system_role,
                          "content": _write_texts(req.system, ctx, ctx.name("system"))})
+    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{ctx.name('messages')}[{i}]"
+        path = f"{prefix}[{i}]"
         if msg.role == "user":
             _write_user(msg, ctx, path, messages)
         elif msg.role == "assistant":

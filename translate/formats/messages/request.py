@@ -40,6 +40,7 @@ from ...request import (
     ToolResult,
     WebSearch,
     budget_for,
+    extra_keys,
 )
 
 __all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request"]
@@ -73,21 +74,26 @@ _TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "cache_
                         "type"})
 
 
+_TEXT_KEYS = frozenset({"type", "text", "cache_control"})
+_DOCUMENT_KEYS = frozenset({"type", "source", "cache_control", "title"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input", "cache_control"})
+
+
 # -- reading ------------------------------------------------------------------------------
 
 def _cache(block: Mapping[str, Any]) -> Cache | None:
     cc = block.get("cache_control")
     if cc is None:
         return None
-    return Cache(ttl=cc.get("ttl")) if isinstance(cc, Mapping) else Cache()
+    return Cache(ttl=cc.get("ttl")) if isinstance(cc, dict) else Cache()
 
 
 def _text(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Text:
     text = block.get("text")
     if not isinstance(text, str):
         ctx.invalid(f"{path}.text", "a string", text)
-    extra = {k: v for k, v in block.items() if k not in ("type", "text", "cache_control")}
-    return Text(text=text, cache=_cache(block), extra=extra or None)
+    return Text(text=text, cache=_cache(block), extra=extra_keys(block, _TEXT_KEYS))
 
 
 def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
@@ -97,7 +103,7 @@ def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
         ctx.invalid(path, "a string or a list of text blocks", content)
     out = []
     for i, block in enumerate(content):
-        if not isinstance(block, Mapping) or block.get("type") != "text":
+        if not isinstance(block, dict) or block.get("type") != "text":
             ctx.invalid(f"{path}[{i}]", "a text block", block)
         out.append(_text(block, ctx, f"{path}[{i}]"))
     return tuple(out)
@@ -105,7 +111,7 @@ def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
 
 def _image(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     source = block.get("source")
-    if not isinstance(source, Mapping) or set(block) - {"type", "source", "cache_control"}:
+    if not isinstance(source, dict) or set(block) - {"type", "source", "cache_control"}:
         return Opaque(origin="messages", raw=block)
     kind = source.get("type")
     if kind == "base64":
@@ -118,11 +124,10 @@ def _image(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
 
 def _document(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     source = block.get("source")
-    if not isinstance(source, Mapping):
+    if not isinstance(source, dict):
         ctx.invalid(f"{path}.source", "an object", source)
     kind, media = source.get("type"), source.get("media_type")
-    extra = {k: v for k, v in block.items()
-             if k not in ("type", "source", "cache_control", "title")} or None
+    extra = extra_keys(block, _DOCUMENT_KEYS)
     title = block.get("title")
     if kind == "base64" and media == "application/pdf":
         return Document(media_type=media, data=source.get("data"), title=title,
@@ -147,16 +152,15 @@ def _result(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     elif isinstance(content, str):
         parts.append(Text(text=content))
     elif isinstance(content, list):
-        for j, item in enumerate(content):
-            kind = item.get("type") if isinstance(item, Mapping) else None
-            sub = f"{path}.content[{j}]"
+        for item in content:
+            kind = item.get("type") if isinstance(item, dict) else None
             part: Part
             if kind == "text":
-                part = _text(item, ctx, sub)
+                part = _text(item, ctx, path)
             elif kind == "image":
-                part = _image(item, ctx, sub)
+                part = _image(item, ctx, path)
             elif kind == "document":
-                part = _document(item, ctx, sub)
+                part = _document(item, ctx, path)
             else:
                 return Opaque(origin="messages", raw=block)
             if isinstance(part, Opaque):
@@ -164,26 +168,22 @@ def _result(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
             parts.append(part)  # type: ignore[arg-type]
     else:
         ctx.invalid(f"{path}.content", "a string or a list of blocks", content)
-    extra = {k: v for k, v in block.items()
-             if k not in ("type", "tool_use_id", "content", "is_error", "cache_control")}
     return ToolResult(call_id=call_id, content=tuple(parts), is_error=bool(block.get("is_error")),
-                      cache=_cache(block), extra=extra or None)
+                      cache=_cache(block), extra=extra_keys(block, _RESULT_KEYS))
 
 
 def _tool_use(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     call_id, name, args = block.get("id"), block.get("name"), block.get("input")
     if not isinstance(call_id, str) or not isinstance(name, str):
         ctx.invalid(path, "a tool_use block with a string id and name", block)
-    if not isinstance(args, Mapping):
+    if not isinstance(args, dict):
         ctx.invalid(f"{path}.input", "an object", args)
-    extra = {k: v for k, v in block.items()
-             if k not in ("type", "id", "name", "input", "cache_control")}
     return ToolCall(id=call_id, name=name, arguments=to_json(args).decode(),
-                    cache=_cache(block), extra=extra or None)
+                    cache=_cache(block), extra=extra_keys(block, _TOOL_USE_KEYS))
 
 
 def _part(block: Any, ctx: RequestContext, path: str) -> Part:
-    if not isinstance(block, Mapping):
+    if not isinstance(block, dict):
         ctx.invalid(path, "a content block", block)
     kind = block.get("type")
     if kind == "text":
@@ -204,12 +204,13 @@ def _part(block: Any, ctx: RequestContext, path: str) -> Part:
 
 
 def _message(msg: Any, ctx: RequestContext, path: str) -> Message:
-    if not isinstance(msg, Mapping):
+    if not isinstance(msg, dict):
         ctx.invalid(path, "a message object", msg)
     role, content = msg.get("role"), msg.get("content")
-    for key in msg:
-        if key not in ("role", "content"):
-            ctx.unknown(f"{path}.{key}")
+    if len(msg) != 2:
+        for key in msg:
+            if key not in ("role", "content"):
+                ctx.unknown(f"{path}.{key}")
     if role == "system":
         return Message(role="system", parts=_texts(content, ctx, f"{path}.content"))
     if role not in ("user", "assistant"):
@@ -218,12 +219,12 @@ def _message(msg: Any, ctx: RequestContext, path: str) -> Message:
         return Message(role=role, parts=(Text(text=content),))
     if not isinstance(content, list):
         ctx.invalid(f"{path}.content", "a string or a list of blocks", content)
-    return Message(role=role, parts=tuple(
-        _part(block, ctx, f"{path}.content[{i}]") for i, block in enumerate(content)))
+    # paths are built for error messages only: the parts share the message's path
+    return Message(role=role, parts=tuple([_part(block, ctx, path) for block in content]))
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, dict):
         ctx.invalid(path, "a tool object", tool)
     kind = tool.get("type")
     if kind in (None, "custom"):
@@ -239,7 +240,7 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
                             strict=tool.get("strict"), cache=_cache(tool), extra=extra or None)
     if isinstance(kind, str) and kind.startswith("web_search_") and set(tool) <= _WEB_SEARCH_KEYS:
         location = tool.get("user_location")
-        if isinstance(location, Mapping):
+        if isinstance(location, dict):
             location = {k: v for k, v in location.items() if k != "type"}
         allowed, blocked = tool.get("allowed_domains"), tool.get("blocked_domains")
         return WebSearch(allowed_domains=tuple(allowed) if allowed is not None else None,
@@ -270,7 +271,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         ctx.invalid("tools", "a list", tools)
     metadata = body.get("metadata")
     user = None
-    if isinstance(metadata, Mapping):
+    if isinstance(metadata, dict):
         user = metadata.get("user_id")
         for key in metadata:
             if key != "user_id":
@@ -280,7 +281,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     reasoning = _parse_thinking(body.get("thinking"), output_config.get("effort"), ctx)
     output = None
     fmt = output_config.get("format")
-    if isinstance(fmt, Mapping):
+    if isinstance(fmt, dict):
         output = OutputFormat(type="json_schema", schema=fmt.get("schema"))
     for key in output_config:
         if key not in ("effort", "format"):
@@ -313,7 +314,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
 def _parse_choice(choice: Any, ctx: RequestContext) -> tuple[ToolChoice | None, bool | None]:
     if choice is None:
         return None, None
-    if not isinstance(choice, Mapping):
+    if not isinstance(choice, dict):
         ctx.invalid("tool_choice", "an object", choice)
     kind = choice.get("type")
     flag = choice.get("disable_parallel_tool_use")
@@ -329,7 +330,7 @@ def _parse_choice(choice: Any, ctx: RequestContext) -> tuple[ToolChoice | None, 
 def _parse_thinking(thinking: Any, effort: Any, ctx: RequestContext) -> Reasoning | None:
     if thinking is None:
         return Reasoning(mode=None, effort=effort) if effort is not None else None
-    if not isinstance(thinking, Mapping):
+    if not isinstance(thinking, dict):
         ctx.invalid("thinking", "an object", thinking)
     kind = thinking.get("type")
     display = thinking.get("display")

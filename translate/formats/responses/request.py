@@ -36,6 +36,7 @@ from ...request import (
     ToolResult,
     WebSearch,
 )
+from ...request import extra_keys as _extra
 from .._openai_request import (
     breakpoint,
     cache_of,
@@ -81,18 +82,23 @@ _ASSISTANT_ITEMS = frozenset({"function_call", "reasoning", "web_search_call",
                               "custom_tool_call", "tool_search_call", "apply_patch_call"})
 
 
+_MESSAGE_KEYS = frozenset({"type", "role", "content"})
+_CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
+_OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
+_TEXT_KEYS = frozenset({"type", "text", "prompt_cache_breakpoint"})
+
+
 # -- reading ------------------------------------------------------------------------------
 
 def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
-    if not isinstance(part, Mapping):
+    if not isinstance(part, dict):
         ctx.invalid(path, "a content part", part)
     kind = part.get("type")
     if kind in ("input_text", "output_text"):
         text = part.get("text")
         if not isinstance(text, str):
             ctx.invalid(f"{path}.text", "a string", text)
-        extra = {k: v for k, v in part.items()
-                 if k not in ("type", "text", "prompt_cache_breakpoint")}
+        extra = _extra(part, _TEXT_KEYS) or {}
         if kind == "output_text" and not extra.get("annotations"):
             extra.pop("annotations", None)
         if kind == "output_text" and not extra.get("logprobs"):
@@ -168,14 +174,14 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     system_role = "system"
     for i, item in enumerate(items):
         path = f"input[{i}]"
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             ctx.invalid(path, "an input item", item)
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
             if role not in ("user", "assistant", "system", "developer"):
                 ctx.invalid(f"{path}.role", "user, assistant, system or developer", role)
-            extra = {k: v for k, v in item.items() if k not in ("type", "role", "content")}
+            extra = _extra(item, _MESSAGE_KEYS)
             parts = _content(item.get("content"), ctx, f"{path}.content")
             if i == 0 and role in ("system", "developer") and not extra \
                     and all(p.kind == "text" for p in parts):
@@ -190,10 +196,8 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             if not isinstance(call_id, str) or not isinstance(name, str) \
                     or not isinstance(args, str):
                 ctx.invalid(path, "a function_call with call_id, name and arguments", item)
-            extra = {k: v for k, v in item.items()
-                     if k not in ("type", "call_id", "name", "arguments")}
             turns.add("assistant", [ToolCall(id=call_id, name=name, arguments=args,
-                                             extra=extra or None)])
+                                             extra=_extra(item, _CALL_KEYS))])
         elif kind == "function_call_output":
             turns.add("results", [_output_item(item, ctx, path)])
         elif kind == "reasoning":
@@ -225,12 +229,11 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Par
             parts.append(part)
     else:
         ctx.invalid(f"{path}.output", "a string or a list of parts", output)
-    extra = {k: v for k, v in item.items() if k not in ("type", "call_id", "output")}
-    return ToolResult(call_id=call_id, content=tuple(parts), extra=extra or None)
+    return ToolResult(call_id=call_id, content=tuple(parts), extra=_extra(item, _OUTPUT_KEYS))
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
-    if not isinstance(tool, Mapping):
+    if not isinstance(tool, dict):
         ctx.invalid(path, "a tool object", tool)
     kind = tool.get("type")
     if kind == "function":
@@ -245,10 +248,10 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
             "type", "filters", "search_context_size", "user_location"}:
         filters = tool.get("filters") or {}
         location = tool.get("user_location")
-        if isinstance(location, Mapping):
+        if isinstance(location, dict):
             location = {k: v for k, v in location.items() if k != "type"}
-        allowed = filters.get("allowed_domains") if isinstance(filters, Mapping) else None
-        if isinstance(filters, Mapping) and set(filters) - {"allowed_domains"}:
+        allowed = filters.get("allowed_domains") if isinstance(filters, dict) else None
+        if isinstance(filters, dict) and set(filters) - {"allowed_domains"}:
             return Opaque(origin="responses", raw=tool)
         return WebSearch(allowed_domains=tuple(allowed) if allowed is not None else None,
                          context_size=tool.get("search_context_size"),
@@ -261,7 +264,7 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
         return None
     if choice in ("auto", "required", "none"):
         return ToolChoice(mode=choice)
-    if isinstance(choice, Mapping) and choice.get("type") == "function" \
+    if isinstance(choice, dict) and choice.get("type") == "function" \
             and isinstance(choice.get("name"), str):
         return ToolChoice(mode="tool", name=choice["name"])
     if ctx.same:
@@ -274,7 +277,7 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
 def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
     if value is None:
         return None
-    if not isinstance(value, Mapping):
+    if not isinstance(value, dict):
         ctx.invalid("reasoning", "an object", value)
     effort, summary = value.get("effort"), value.get("summary")
     for key in value:
@@ -316,7 +319,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     text = body.get("text") or {}
     output = None
     fmt = text.get("format")
-    if isinstance(fmt, Mapping):
+    if isinstance(fmt, dict):
         kind = fmt.get("type")
         if kind in ("text", "json_object"):
             output = OutputFormat(type=kind)
@@ -560,8 +563,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
             body["instructions"] = req.system[0].text
         else:
             _write_user(Message(role=req.system_role, parts=req.system), ctx, "system", items)
+    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{ctx.name('messages')}[{i}]"
+        path = f"{prefix}[{i}]"
         if msg.role == "assistant":
             _write_assistant(msg, ctx, path, items)
         else:
