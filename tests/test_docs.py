@@ -162,6 +162,28 @@ def test_events_page_documents_every_event_and_field() -> None:
                 assert f"| `{f.name}` |" in page, f"{cls.__name__}.{f.name} is undocumented"
 
 
+def test_http_errors_page_is_generated_from_the_current_table() -> None:
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_http_errors_doc.py"),
+                             "--check"], capture_output=True, text=True, cwd=ROOT, check=False)
+    assert result.returncode == 0, result.stderr
+    from translate.http_errors import HTTP_ERRORS
+
+    page = (DOCS / "http-errors.md").read_text(encoding="utf-8")
+    for kind, (anthropic, openai) in HTTP_ERRORS.items():
+        assert f"| `{kind}` | {anthropic} | {openai} |" in page
+
+
+def test_gateway_page_documents_every_serve_flag() -> None:
+    pytest.importorskip("starlette")
+    from translate.gateway.serve import parser
+
+    page = (DOCS / "gateway.md").read_text(encoding="utf-8")
+    for action in parser(env={})._actions:
+        for flag in action.option_strings:
+            if flag.startswith("--") and flag != "--help":
+                assert f"`{flag}" in page, f"docs/gateway.md does not document {flag}"
+
+
 def test_events_generator_check_mode_flags_a_stale_page(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     gen = _load_generator()

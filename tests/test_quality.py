@@ -5,6 +5,7 @@ pyproject.toml. Each is skipped only when the tool is not installed (the `test` 
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -84,12 +85,16 @@ def test_ci_script_runs_the_second_quick_start_command_verbatim() -> None:
 
 
 def test_readme_library_example_runs_and_serves_a_valid_stream(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """The README's endpoint, with a stand-in OpenAI upstream: the Anthropic request reaches it
+    as a chat request with the server's key (never the client's x-api-key), the stream comes
+    back as Messages events, and an upstream 429 is the client's own 429 with the message."""
     pytest.importorskip("starlette")
     import httpx
     from starlette.testclient import TestClient
 
+    import translate
     from translate.formats import get_decoder
 
     (code,) = fenced(README.read_text(), "python")
@@ -99,27 +104,42 @@ def test_readme_library_example_runs_and_serves_a_valid_stream(
     decoder = get_decoder("messages", strict=True)
     assert decoder.feed(printed)[0].type == "message_start"
 
-    # Serve the example's endpoint with a stand-in for the OpenAI upstream.
     upstream_body = (ROOT / "translate" / "examples" / "chat-text.sse").read_bytes()
     seen: list[httpx.Request] = []
+    answer = {"status": 200}
 
     def upstream(request: httpx.Request) -> httpx.Response:
         seen.append(request)
+        if json.loads(request.content).get("stream") is not True:
+            return httpx.Response(200, json=translate.collect([upstream_body], source="chat"))
+        if answer["status"] != 200:
+            return httpx.Response(answer["status"], headers={"retry-after": "4"}, json={
+                "error": {"message": "Rate limit reached", "type": "requests",
+                          "code": "rate_limit_exceeded", "param": None}})
         return httpx.Response(200, content=upstream_body,
                               headers={"content-type": "text/event-stream"})
 
-    class Client(httpx.AsyncClient):
-        def __init__(self) -> None:
-            super().__init__(transport=httpx.MockTransport(upstream))
-
-    namespace["httpx"] = type("httpx", (), {"AsyncClient": Client})
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-server")
+    namespace["client"] = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
+    request = {"model": "m", "max_tokens": 100, "stream": True,
+               "messages": [{"role": "user", "content": "Why is the sky blue?"}]}
     with TestClient(namespace["app"]) as client:  # type: ignore[arg-type]
-        response = client.post("/v1/messages", json={"model": "m", "messages": []},
-                               headers={"authorization": "Bearer sk-test"})
+        response = client.post("/v1/messages", json=request, headers={"x-api-key": "sk-client"})
+        final = client.post("/v1/messages", json={**request, "stream": False})
+        answer["status"] = 429
+        limited = client.post("/v1/messages", json=request, headers={"x-api-key": "sk-client"})
     assert response.status_code == 200
     assert response.headers["content-type"].startswith("text/event-stream")
-    assert seen[0].headers["authorization"] == "Bearer sk-test"
+    assert seen[0].headers["authorization"] == "Bearer sk-server"
+    assert b"sk-client" not in seen[0].content and "sk-client" not in str(seen[0].headers)
+    sent = json.loads(seen[0].content)
+    assert sent["messages"] == [{"role": "user", "content": "Why is the sky blue?"}]
+    assert sent["stream"] is True
     events = get_decoder("messages", strict=True).feed(response.content)
     text = "".join(getattr(e, "text", "") for e in events if e.type == "text_delta")
     assert text.startswith("The sky looks blue")
     assert events[-1].type == "stop"
+    assert final.json()["type"] == "message" and final.json()["content"][0]["text"] == text
+    assert limited.status_code == 429 and limited.headers["retry-after"] == "4"
+    assert limited.json() == {"type": "error", "error": {"type": "rate_limit_error",
+                                                         "message": "Rate limit reached"}}

@@ -4,14 +4,15 @@
     >>> out = b"".join(translate.convert(upstream_chunks, source="chat", target="messages"))
 
 The core is sans-I/O (`translate.sse`, `translate.events`, `translate.formats`); `convert` and
-`aconvert` are thin loops over a `Converter`.
+`aconvert` are thin loops over a `Converter`. `convert_request` translates the request body
+that goes the other way (`translate.request`).
 """
 
 from __future__ import annotations
 
 from .collect import acollect, collect, collect_events, convert_object, replay, replay_events
 from .convert import Converter, aconvert, convert, decode
-from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
+from .errors import DecodeError, EncodeError, RequestError, TranslateError, UpstreamError
 from .events import (
     EVENT_LIST,
     BlockEnd,
@@ -32,7 +33,9 @@ from .events import (
     Usage,
 )
 from .formats import FORMATS, Format, get_decoder, get_encoder
+from .http_errors import HTTPError, convert_error
 from .report import Loss, LossReport
+from .request import RequestConversion, convert_request
 from .sse import SSEMessage, SSEParser, format_sse
 
 __version__ = "0.1.0"
@@ -49,6 +52,7 @@ __all__ = [
     "Error",
     "Event",
     "Format",
+    "HTTPError",
     "ImageDone",
     "ImagePartial",
     "Loss",
@@ -56,6 +60,8 @@ __all__ = [
     "MessageStart",
     "Ping",
     "RefusalDelta",
+    "RequestConversion",
+    "RequestError",
     "SSEMessage",
     "SSEParser",
     "SignatureDelta",
@@ -72,7 +78,9 @@ __all__ = [
     "collect",
     "collect_events",
     "convert",
+    "convert_error",
     "convert_object",
+    "convert_request",
     "decode",
     "format_sse",
     "get_decoder",

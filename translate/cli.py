@@ -69,6 +69,7 @@ examples:
   stream-translate --list-examples
   stream-translate --example chat-tools --collect --to messages
   stream-translate --from messages --from-object --to chat message.json
+  stream-translate serve --demo chat-tools      (the gateway: stream-translate serve --help)
 
 Exit status: 0 converted (also when the upstream was truncated: the output then ends in the
 target's error shape and a note goes to stderr); 1 bad input; 2 usage error.
@@ -180,6 +181,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["serve"]:  # the gateway (translate/gateway/serve.py)
+        from .gateway.serve import main as serve
+
+        return serve(arguments[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     stdout: BinaryIO = sys.stdout.buffer

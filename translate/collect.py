@@ -37,10 +37,10 @@ Bad input (not valid for its format) raises `DecodeError`, as in `convert`.
 from __future__ import annotations
 
 import importlib
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator
+from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .convert import Converter, OnError
+from .convert import Converter, OnError, ToolNames
 from .errors import TranslateError, UpstreamError
 from .events import Error, Event
 from .formats import decoder_class, encoder_class
@@ -107,7 +107,8 @@ class _Collector:
         target = target or source
         self.converter: Converter | None = None
         self.watch: _Watch | None = None
-        if target == source:
+        if target == source and not options.get("tool_names"):
+            options.pop("tool_names", None)
             dec, enc = decoder_class(source), encoder_class(source)
             unknown = set(options) - dec.options - enc.options
             if unknown:
@@ -256,7 +257,9 @@ def replay(obj: dict[str, Any], *, source: str, target: str, chunk_size: int | N
            report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
     """A final object of `source` format as a stream of `target` bytes, with text, reasoning
     and tool arguments cut into `chunk_size`-character deltas (None: whole). Options are routed
-    like `convert`'s; pass a list as `report` to receive the loss report."""
+    like `convert`'s (`tool_names` gives tool calls back the client's names); pass a list as
+    `report` to receive the loss report."""
+    tool_names: Mapping[str, str] | None = options.pop("tool_names", None)
     dec, enc = decoder_class(source), encoder_class(target)
     unknown = set(options) - dec.options - enc.options
     if unknown:
@@ -265,7 +268,10 @@ def replay(obj: dict[str, Any], *, source: str, target: str, chunk_size: int | N
     losses = LossReport()
     events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
                            **{k: v for k, v in options.items() if k in dec.options})
-    encoder = enc(report=losses, **{k: v for k, v in options.items() if k in enc.options})
+    encoder: Encoder = enc(report=losses,
+                           **{k: v for k, v in options.items() if k in enc.options})
+    if tool_names:
+        encoder = ToolNames(encoder, tool_names)
     return _encode(events, encoder, losses, report)
 
 
@@ -288,7 +294,8 @@ def convert_object(obj: dict[str, Any], *, source: str, target: str,
                    report: list[Loss] | None = None, **options: Any) -> dict[str, Any]:
     """A final object of `source` format as the final object of `target`, through the same
     mappings as the streaming path: `collect(replay(obj, ...), source=target)`. Raises
-    `UpstreamError` where `obj` is a failure the target has no final object for."""
+    `UpstreamError` where `obj` is a failure the target has no final object for. Pass
+    `tool_names` (`RequestConversion.tool_names`) to give tool calls the client's names."""
     losses: list[Loss] = []
     try:
         return collect(replay(obj, source=source, target=target, report=losses, **options),

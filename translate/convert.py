@@ -9,15 +9,17 @@ terminal event is reported as truncated in the target, never as a clean stop.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator
+import dataclasses
+from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
 from .errors import DecodeError
-from .events import Error, Event, Stop, Usage
+from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import decoder_class, encoder_class
+from .formats._base import Encoder
 from .report import Loss, LossReport
 
-__all__ = ["Converter", "aconvert", "convert", "decode"]
+__all__ = ["Converter", "ToolNames", "aconvert", "convert", "decode"]
 
 OnError = Literal["raise", "emit"]
 
@@ -28,13 +30,15 @@ class Converter:
     `feed(chunk) -> bytes` and `end() -> bytes`; options are routed to the decoder or the encoder
     that declares them (`strict` and `max_event_size` to the decoder, `id_factory` and `clock` to
     the encoder, format-specific ones to their format); an unknown option is a `TypeError`.
-    After the stream, `losses` lists what the target could not carry.
+    `tool_names` (target-side name -> client name, `RequestConversion.tool_names`) gives tool
+    calls back the client's own names. After the stream, `losses` lists what the target could
+    not carry.
     """
 
     __slots__ = ("_done", "_terminated", "decoder", "encoder", "on_error", "report")
 
     def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
-                 **options: Any) -> None:
+                 tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
         if on_error not in ("raise", "emit"):
             raise ValueError(f"on_error must be 'raise' or 'emit', not {on_error!r}")
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
@@ -49,9 +53,11 @@ class Converter:
         self.decoder = dec_cls(
             report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
         )
-        self.encoder = enc_cls(
+        self.encoder: Encoder = enc_cls(
             report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
         )
+        if tool_names:
+            self.encoder = ToolNames(self.encoder, tool_names)
         self._done = False  # after bad input in emit mode: the rest of the input is ignored
         # The target got its terminal event (Stop or Error): an error found later cannot be
         # written any more (the client already has its answer), only reported.
@@ -141,6 +147,29 @@ class Converter:
                             f"bad input after the terminal event was ignored: {exc}")
             return good
         return good + encode(Error(kind="bad_input", message=str(exc)))
+
+
+class ToolNames(Encoder):
+    """Passes events to the real encoder, giving each tool call back the client's own name:
+    request translation made the names valid for the upstream (`translate.request`), and
+    `names` maps them back. Only built when there are names to map, so the plain path pays
+    nothing."""
+
+    def __init__(self, inner: Encoder, names: Mapping[str, str]) -> None:  # a pure proxy
+        self.inner = inner
+        self.names = names
+        self.format = inner.format  # type: ignore[misc]
+        self.report = inner.report
+
+    def encode(self, event: Event) -> bytes:
+        if type(event) is BlockStart and event.kind == "tool_call" and event.name is not None:
+            name = self.names.get(event.name)
+            if name is not None:
+                event = dataclasses.replace(event, name=name)
+        return self.inner.encode(event)
+
+    def end(self) -> bytes:
+        return self.inner.end()
 
 
 def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",

@@ -4,6 +4,8 @@ Local/RemoteProtocolError).
 - `DecodeError`: the input is not valid `<format>` (framing, JSON, event order, a size limit).
 - `EncodeError`: this event sequence cannot be written as `<format>` (a bug in the caller or a
   decoder).
+- `RequestError`: a request body cannot be translated (`translate.convert_request`): a field
+  the target cannot carry, an unknown field, or a malformed body.
 - `TranslateError`: the base; also raised for misuse such as feeding a closed decoder.
 
 A provider-reported error (an `error` event on the wire) is not an exception: it is an
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["DecodeError", "EncodeError", "TranslateError", "UpstreamError"]
+__all__ = ["DecodeError", "EncodeError", "RequestError", "TranslateError", "UpstreamError"]
 
 _EXCERPT = 200
 
@@ -81,6 +83,22 @@ class DecodeError(TranslateError):
 
 class EncodeError(TranslateError):
     """The event sequence cannot be written in the target format; the caller is at fault."""
+
+
+class RequestError(TranslateError):
+    """A request body cannot be translated: `field` is the path of the offending field
+    (`messages[2].content[0].detail`, None for the whole body), `source` and `target` the
+    formats. Top-level fields carry the client's own names; inside the conversation, a
+    target-side refusal counts the turns of the neutral model (a chat system message or a
+    run of tool messages is one turn). `format` is the format at fault: the target for a
+    field it cannot carry, the source for an unknown or malformed field."""
+
+    def __init__(self, message: str, *, field: str | None = None, source: str,
+                 target: str) -> None:
+        super().__init__(message, format=message.split(":", 1)[0])
+        self.field = field
+        self.source = source
+        self.target = target
 
 
 class UpstreamError(TranslateError):

@@ -1,0 +1,72 @@
+"""Request bodies judged by the official SDKs' own request types, with unknown keys refused.
+
+`validate_request(format, body)` validates a body against the installed SDK's `...CreateParams`
+TypedDict for that format (streaming or not, by `body["stream"]`): `openai.types.chat`
+`CompletionCreateParams*`, `openai.types.responses` `ResponseCreateParams*`, anthropic's
+`message_create_params.MessageCreateParams*`. Never a schema we wrote.
+
+TypedDicts ignore unknown keys by default, and `Iterable[...]` fields validate lazily; so the
+pydantic core schema of each type is rewritten once, recursively: every TypedDict and model
+forbids extra keys, and every lazily checked iterable becomes a list whose items are checked.
+A union then only passes when one of its members takes the value with nothing left over.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from pydantic import TypeAdapter
+from pydantic_core import SchemaValidator
+
+__all__ = ["SDK_TYPES", "strict_validator", "validate_request"]
+
+
+def _types() -> dict[tuple[str, bool], Any]:
+    from anthropic.types import message_create_params as messages
+    from openai.types.chat import completion_create_params as chat
+    from openai.types.responses import response_create_params as responses
+
+    return {
+        ("chat", True): chat.CompletionCreateParamsStreaming,
+        ("chat", False): chat.CompletionCreateParamsNonStreaming,
+        ("responses", True): responses.ResponseCreateParamsStreaming,
+        ("responses", False): responses.ResponseCreateParamsNonStreaming,
+        ("messages", True): messages.MessageCreateParamsStreaming,
+        ("messages", False): messages.MessageCreateParamsNonStreaming,
+    }
+
+
+SDK_TYPES = _types()
+"""(format, streaming) -> the SDK's request TypedDict."""
+
+
+def _forbid_extras(node: Any) -> None:
+    if isinstance(node, dict):
+        kind = node.get("type")
+        if kind in ("typed-dict", "model-fields"):
+            node["extra_behavior"] = "forbid"
+        elif kind == "model" and isinstance(node.get("config"), dict):
+            node["config"]["extra_fields_behavior"] = "forbid"
+        elif kind == "generator":  # Iterable[...]: checked lazily unless made a list
+            node["type"] = "list"
+        for value in node.values():
+            _forbid_extras(value)
+    elif isinstance(node, list):
+        for value in node:
+            _forbid_extras(value)
+
+
+@functools.cache
+def strict_validator(tp: Any) -> SchemaValidator:
+    """A validator of `tp` that refuses unknown keys at every depth."""
+    schema = copy.deepcopy(TypeAdapter(tp).core_schema)
+    _forbid_extras(schema)
+    return SchemaValidator(schema)  # type: ignore[arg-type]
+
+
+def validate_request(format: str, body: dict[str, Any]) -> None:
+    """Raise `pydantic_core.ValidationError` unless `body` is a valid request of `format`."""
+    tp = SDK_TYPES[(format, body.get("stream") is True)]
+    strict_validator(tp).validate_python(body)

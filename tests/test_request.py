@@ -1,0 +1,268 @@
+"""Request translation (`translate.convert_request`): every request of the corpus
+(tests/fixtures/requests/<format>_<scenario>.json) to every format, judged by the official
+SDKs' own request types with unknown keys refused (tests/sdk/requests.py); refusals in strict
+mode, drops in lenient mode; tool names and ids made valid and mapped back in the stream."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_core import ValidationError
+
+import translate
+from tests.sdk.requests import SDK_TYPES, validate_request
+from translate import RequestError, convert_request
+from translate.request import NAME_LIMITS, valid_id, valid_name
+
+CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
+FORMATS = ("chat", "responses", "messages")
+
+
+def corpus() -> list[Path]:
+    return sorted(CORPUS.glob("*.json"))
+
+
+def source_of(path: Path) -> str:
+    return path.stem.split("_", 1)[0]
+
+
+def load(path: Path) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(path.read_text())
+    return body
+
+
+@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.stem)
+def test_every_translated_request_is_valid_for_the_target_sdk(path: Path, target: str) -> None:
+    body = load(path)
+    source = source_of(path)
+    validate_request(source, body)  # the corpus itself is valid
+    conv = convert_request(body, source=source, target=target, lenient=True)
+    validate_request(target, conv.body)
+    assert conv.stream == (body.get("stream") is True)
+
+
+@pytest.mark.parametrize("format", FORMATS)
+def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -> None:
+    body = load(next(p for p in corpus() if source_of(p) == format))
+    validate_request(format, body)
+    top = {**body, "bogus": 1}
+    with pytest.raises(ValidationError):
+        validate_request(format, top)
+    nested = json.loads(json.dumps(body))
+    key = "input" if format == "responses" else "messages"
+    item = nested[key][-1]
+    content = item["content"]
+    if isinstance(content, list):
+        content[0]["bogus"] = 1
+    else:
+        item["bogus"] = 1
+    with pytest.raises(ValidationError):
+        validate_request(format, nested)
+
+
+def test_every_format_field_list_is_the_sdk_s() -> None:
+    from translate.formats.chat.request import FIELDS as CHAT
+    from translate.formats.messages.request import FIELDS as MESSAGES
+    from translate.formats.responses.request import FIELDS as RESPONSES
+
+    for format, fields in (("chat", CHAT), ("responses", RESPONSES), ("messages", MESSAGES)):
+        sdk = set(SDK_TYPES[(format, True)].__annotations__)
+        assert set(fields) == sdk, format
+
+
+def test_a_field_the_target_cannot_carry_is_refused_naming_it() -> None:
+    body = {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}],
+            "logprobs": True}
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source="chat", target="messages")
+    assert str(info.value) == ("messages: cannot carry request field 'logprobs' (chat); "
+                               "pass lenient=True to drop it")
+    assert info.value.field == "logprobs"
+    conv = convert_request(body, source="chat", target="messages", lenient=True)
+    assert "logprobs" not in conv.body
+    assert [(e.what, e.format) for e in conv.report.entries] == [("logprobs", "messages")]
+
+
+def test_an_unknown_field_is_refused_and_dropped_when_lenient() -> None:
+    body = {"model": "m", "max_tokens": 10, "messages": [], "frobnicate": 1}
+    with pytest.raises(RequestError, match="messages: unknown request field 'frobnicate'"):
+        convert_request(body, source="messages", target="chat")
+    conv = convert_request(body, source="messages", target="chat", lenient=True)
+    assert "frobnicate" not in conv.body
+    assert [e.what for e in conv.report.entries] == ["frobnicate"]
+
+
+def test_tool_names_are_made_valid_and_mapped_back_in_the_stream() -> None:
+    body = load(CORPUS / "messages_agent_loop.json")
+    conv = convert_request(body, source="messages", target="chat", lenient=True)
+    sent = [t["function"]["name"] for t in conv.body["tools"]]
+    assert sent[:2] == ["Read", "Bash"]
+    assert sent[2] != "mcp__github.search_issues"
+    assert conv.tool_names == {sent[2]: "mcp__github.search_issues"}
+    # the upstream answers with the name it was given; the client sees its own
+    upstream = (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_9",'
+        b'"type":"function","function":{"name":"' + sent[2].encode() + b'","arguments":'
+        b'"{}"}}]},"finish_reason":null}]}\n\n'
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+        b'[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')
+    out = b"".join(translate.convert([upstream], source="chat", target="messages",
+                                     tool_names=conv.tool_names))
+    names = [e.name for e in translate.decode([out], source="messages")
+             if isinstance(e, translate.BlockStart) and e.kind == "tool_call"]
+    assert names == ["mcp__github.search_issues"]
+
+
+@pytest.mark.parametrize("target", FORMATS)
+def test_renamed_tools_are_valid_deterministic_and_distinct(target: str) -> None:
+    chars, limit = NAME_LIMITS[target]  # type: ignore[index]
+    names = ["a.b", "a_b", "x" * 200, "x" * 199 + "y", "ok-name_1", "név"]
+    out = [valid_name(n, target) for n in names]  # type: ignore[arg-type]
+    assert len(set(out)) == len(out)
+    assert out[4] == "ok-name_1"
+    assert all(re.fullmatch(f"[{chars}]{{1,{limit}}}", n) for n in out), out
+    assert out == [valid_name(n, target) for n in names]  # type: ignore[arg-type]
+    assert valid_id("functions.Bash:0", "messages") == valid_id("functions.Bash:0", "messages")
+    assert len(valid_id("c" * 41, "chat")) <= 40
+
+
+_BASE = {
+    "chat": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    "responses": {"model": "m", "input": "hi", "store": False},
+    "messages": {"model": "m", "max_tokens": 100, "messages": [{"role": "user",
+                                                                 "content": "hi"}]},
+}
+SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
+    # neutral field -> (a source that has it, the fields, the name the client used)
+    "temperature": ("chat", {"temperature": 0.5}, "temperature"),
+    "top_p": ("responses", {"top_p": 0.5}, "top_p"),
+    "stop": ("messages", {"stop_sequences": ["x"]}, "stop_sequences"),
+    "verbosity": ("chat", {"verbosity": "low"}, "verbosity"),
+    "metadata": ("responses", {"metadata": {"a": "b"}}, "metadata"),
+    "n": ("chat", {"n": 2}, "n"),
+    "seed": ("chat", {"seed": 3}, "seed"),
+    "logprobs": ("chat", {"logprobs": True}, "logprobs"),
+    "top_logprobs": ("responses", {"top_logprobs": 2}, "top_logprobs"),
+    "store": ("chat", {"store": True}, "store"),
+    "previous_response_id": ("responses", {"previous_response_id": "resp_1"},
+                             "previous_response_id"),
+    "openai": ("chat", {"prompt_cache_key": "k"}, "prompt_cache_key"),
+}
+_UNCARRIED = [(attr, target) for attr, where in translate.request.REQUEST_FIELDS.items()
+              for target, place in where.items() if place is None and attr in SAMPLES
+              and SAMPLES[attr][0] != target]
+
+
+def test_the_field_table_names_every_request_field() -> None:
+    from translate.request import REQUEST_FIELDS, Request
+    own = {f for f in Request.__dataclass_fields__} - {"origin", "extra", "betas",
+                                                        "system_role"}
+    assert set(REQUEST_FIELDS) == own
+    assert {attr for attr, where in REQUEST_FIELDS.items() if None in where.values()} == set(
+        SAMPLES)
+
+
+@pytest.mark.parametrize(("attr", "target"), _UNCARRIED)
+def test_each_field_a_target_cannot_carry_is_refused_or_dropped_and_reported(
+        attr: str, target: str) -> None:
+    source, fields, name = SAMPLES[attr]
+    body = {**_BASE[source], **fields}
+    validate_request(source, body)
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source=source, target=target)
+    assert str(info.value).startswith(f"{target}: cannot carry request field {name!r} "
+                                      f"({source})")
+    assert info.value.field == name
+    conv = convert_request(body, source=source, target=target, lenient=True)
+    validate_request(target, conv.body)
+    assert name not in conv.body
+    assert name in [e.what for e in conv.report.entries]
+
+
+@pytest.mark.parametrize(("attr", "target"), [
+    (attr, target) for attr, (source, _, _) in SAMPLES.items() for target in FORMATS
+    if translate.request.REQUEST_FIELDS[attr][target] is not None])
+def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
+    source, fields, _ = SAMPLES[attr]
+    body = {**_BASE[source], **fields}
+    conv = convert_request(body, source=source, target=target)
+    validate_request(target, conv.body)
+    back = convert_request(conv.body, source=target, target=source)
+    for key, value in fields.items():
+        assert back.body[key] == value
+
+
+@pytest.mark.parametrize("path", corpus(), ids=lambda p: p.stem)
+def test_a_same_format_request_keeps_everything(path: Path) -> None:
+    from translate.request import RequestContext, _format_module
+
+    body = load(path)
+    format = source_of(path)
+    conv = convert_request(body, source=format, target=format)
+    assert conv.report.entries == []
+    assert conv.tool_names == {}
+    validate_request(format, conv.body)
+    reader = _format_module(format)
+    again = reader.parse_request(conv.body, RequestContext(format, format, lenient=False),
+                                 headers={})
+    first = reader.parse_request(body, RequestContext(format, format, lenient=False),
+                                 headers={})
+    assert again == first
+
+
+def test_the_client_s_anthropic_beta_header_goes_to_a_messages_upstream_only() -> None:
+    body = load(CORPUS / "messages_structured_output.json")
+    headers = {"anthropic-beta": "context-1m-2025-08-07, interleaved-thinking-2025-05-14"}
+    same = convert_request(body, source="messages", target="messages", headers=headers)
+    assert same.headers == {"anthropic-beta":
+                            "context-1m-2025-08-07,interleaved-thinking-2025-05-14"}
+    other = convert_request(body, source="messages", target="chat", headers=headers)
+    assert other.headers == {}
+    assert [e.detail for e in other.report.entries if e.what == "beta"] == [
+        "anthropic-beta 'context-1m-2025-08-07'",
+        "anthropic-beta 'interleaved-thinking-2025-05-14'"]
+
+
+_CHAT_ANSWER = (
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+    b'[{"index":0,"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_9",'
+    b'"type":"function","function":{"name":"NAME","arguments":"{}"}}]},'
+    b'"finish_reason":null}]}\n\n'
+    b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+    b'[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n')
+
+
+def test_collect_and_convert_object_give_tool_calls_the_client_s_names() -> None:
+    names = {"NAME": "client.name"}
+    completion = translate.collect([_CHAT_ANSWER], source="chat", tool_names=names)
+    assert completion["choices"][0]["message"]["tool_calls"][0]["function"]["name"] == (
+        "client.name")
+    message = translate.collect([_CHAT_ANSWER], source="chat", target="messages",
+                                tool_names=names)
+    assert [b["name"] for b in message["content"] if b["type"] == "tool_use"] == [
+        "client.name"]
+    plain = translate.collect([_CHAT_ANSWER], source="chat")
+    response = translate.convert_object(plain, source="chat", target="responses",
+                                        tool_names=names)
+    assert [i["name"] for i in response["output"] if i["type"] == "function_call"] == [
+        "client.name"]
+    assert translate.convert_object(plain, source="chat", target="responses")["output"][0][
+        "name"] == "NAME"
+
+
+@pytest.mark.anyio
+async def test_aconvert_gives_tool_calls_the_client_s_names() -> None:
+    async def upstream() -> Any:
+        yield _CHAT_ANSWER
+
+    out = b"".join([chunk async for chunk in translate.aconvert(
+        upstream(), source="chat", target="responses", tool_names={"NAME": "a.b"})])
+    names = [e.name for e in translate.decode([out], source="responses")
+             if isinstance(e, translate.BlockStart) and e.kind == "tool_call"]
+    assert names == ["a.b"]

@@ -1,0 +1,377 @@
+"""Round trips of generated requests: X -> Y -> X keeps everything the report does not name.
+
+Hypothesis generates neutral requests (system prompts with cache breakpoints, multi-turn tool
+loops with parallel calls and results holding images, reasoning from either provider, images,
+PDFs, tools with invalid names, structured output, sampling and limits, ...). Each is written
+as a request of X (lenient: what X cannot hold never enters), translated X -> Y -> X in lenient
+mode, and both X bodies are read back into the neutral model and compared after
+`normalize`, which removes exactly what the two reports name and applies the documented
+equivalences (`EQUIVALENCES`). Every body on the way is valid for its SDK's request types.
+
+TRANSLATE_REQUEST_EXAMPLES sets the number of examples per direction (default 25).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.sdk.requests import validate_request
+from translate import convert_request
+from translate.request import (
+    Cache,
+    Document,
+    FunctionTool,
+    Image,
+    Message,
+    Opaque,
+    OutputFormat,
+    Reasoning,
+    Request,
+    RequestContext,
+    Text,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    WebSearch,
+    _format_module,
+    valid_id,
+)
+
+FORMATS = ("chat", "responses", "messages")
+EXAMPLES = int(os.environ.get("TRANSLATE_REQUEST_EXAMPLES", "25"))
+
+EQUIVALENCES = {
+    "consecutive user turns": "one turn (every API reads them so; chat tool messages and "
+                              "responses outputs are read into their own user turn)",
+    "include_usage": "a responses or messages stream always has usage; chat is asked for it",
+    "store": "None is False for chat (its default) and messages (stores nothing)",
+    "ids": "tool-call ids are made valid for Y (valid_id) and stay so; names are mapped back "
+           "with RequestConversion.tool_names",
+    "n": "1 is every API's default",
+    "web search": "chat keeps it apart from its tools (web_search_options): it comes last",
+    "tool_choice": "auto is every API's default when there are tools",
+    "max_tokens": "messages requires one: the default (plus the thinking budget) is added",
+}
+"""Differences a round trip may show without a report entry, and why they are no loss."""
+
+# -- strategies ---------------------------------------------------------------------------
+
+_words = st.text(alphabet="abcdefgh .,!é\n", min_size=1, max_size=12)
+_cache = st.one_of(st.none(), st.builds(Cache, ttl=st.sampled_from([None, "5m", "1h", "30m"])))
+_ids = st.sampled_from(["call_1", "toolu_01A", "functions.Bash:0", "c" * 45, "call-x_2",
+                        "fc|odd"])
+_names = st.sampled_from(["get_weather", "Read", "mcp__gh.search", "x" * 70, "run-cmd"])
+_b64 = st.sampled_from(["iVBORw0KGgo=", "AAAA", "/9j/4AAQ"])
+
+
+def _image() -> st.SearchStrategy[Image]:
+    return st.one_of(
+        st.builds(Image, data=_b64, media_type=st.sampled_from(["image/png", "image/jpeg"]),
+                  detail=st.sampled_from([None, None, "low", "high"]), cache=_cache),
+        st.builds(Image, url=st.just("https://example.com/a.png"),
+                  detail=st.sampled_from([None, "high"]), cache=_cache),
+    )
+
+
+_document = st.builds(Document, media_type=st.just("application/pdf"), data=_b64,
+                      title=st.sampled_from([None, "a.pdf"]), cache=_cache)
+_text = st.builds(Text, text=_words, cache=_cache)
+_reasoning_part = st.sampled_from([
+    Opaque(origin="messages", raw={"type": "thinking", "thinking": "hm", "signature": "sig"},
+           reasoning=True),
+    Opaque(origin="messages", raw={"type": "redacted_thinking", "data": "abc"}, reasoning=True),
+    Opaque(origin="responses", raw={"type": "reasoning", "id": "rs_1", "summary": [],
+                                    "encrypted_content": "gAAA"}, reasoning=True),
+])
+
+
+@st.composite
+def _conversation(draw: st.DrawFn) -> tuple[Message, ...]:
+    turns: list[Message] = []
+    pending: list[str] = []  # call ids awaiting results
+    for _ in range(draw(st.integers(1, 5))):
+        parts: list[Any] = []
+        for call_id in pending:
+            content = draw(st.lists(st.one_of(_text, _image()), max_size=2))
+            parts.append(ToolResult(call_id=call_id, content=tuple(content),
+                                    is_error=draw(st.booleans())))
+        parts += draw(st.lists(st.one_of(_text, _image(), _document), min_size=0 if parts
+                               else 1, max_size=2))
+        turns.append(Message(role="user", parts=tuple(parts)))
+        if draw(st.integers(0, 6)) == 0:
+            turns.append(Message(role="system", parts=(draw(_text),)))
+        parts = []
+        if draw(st.booleans()):
+            parts.append(draw(_reasoning_part))
+        parts += draw(st.lists(_text, max_size=2))
+        calls = draw(st.lists(_ids, max_size=2, unique=True))
+        parts += [ToolCall(id=f"{call_id}{len(turns)}", name=draw(_names),
+                           arguments=draw(st.sampled_from(['{"a":1}', "{}", '{"b":"x"}'])))
+                  for call_id in calls]
+        pending = [p.id for p in parts if isinstance(p, ToolCall)]
+        if not parts:
+            parts.append(draw(_text))
+        turns.append(Message(role="assistant", parts=tuple(parts)))
+    if pending:
+        turns.append(Message(role="user", parts=tuple(
+            ToolResult(call_id=c, content=(Text(text="ok"),)) for c in pending)))
+    return tuple(turns)
+
+
+_tools = st.lists(st.one_of(
+    st.builds(FunctionTool, name=_names, description=st.sampled_from([None, "does it"]),
+              parameters=st.sampled_from([None, {"type": "object", "properties": {
+                  "a": {"type": "integer"}}}]), strict=st.sampled_from([None, True, False])),
+    st.builds(WebSearch, allowed_domains=st.sampled_from([None, ("a.com",)]),
+              max_uses=st.sampled_from([None, 3]), origin=st.just("chat")),
+), max_size=3, unique_by=lambda t: getattr(t, "name", "web"))
+
+_reasoning = st.one_of(
+    st.none(),
+    st.builds(Reasoning, mode=st.just("enabled"),
+              effort=st.sampled_from([None, "low", "medium", "high"]),
+              budget_tokens=st.sampled_from([None, 2048, 5000])),
+    st.builds(Reasoning, mode=st.just("disabled")),
+    st.builds(Reasoning, mode=st.just("adaptive"), effort=st.sampled_from([None, "high"])),
+)
+_output = st.one_of(
+    st.none(),
+    st.builds(OutputFormat, type=st.just("json_schema"),
+              schema=st.just({"type": "object", "properties": {"x": {"type": "string"}}}),
+              name=st.sampled_from([None, "thing"]), strict=st.sampled_from([None, True])),
+    st.builds(OutputFormat, type=st.sampled_from(["json_object", "text"])),
+)
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> Request:
+    tools = draw(_tools)
+    names = [t.name for t in tools if isinstance(t, FunctionTool)]
+    choice = draw(st.one_of(st.none(), st.builds(ToolChoice, mode=st.sampled_from(
+        ["auto", "required", "none"])), *([st.builds(ToolChoice, mode=st.just("tool"),
+                                                     name=st.sampled_from(names))]
+                                          if names else [])))
+    maybe = st.booleans()
+    return Request(
+        model="m",
+        system=tuple(draw(st.lists(_text, max_size=2))),
+        system_role=draw(st.sampled_from(["system", "developer"])),
+        messages=draw(_conversation()),
+        tools=tuple(tools),
+        tool_choice=choice,
+        parallel_tool_calls=draw(st.sampled_from([None, False, True])),
+        max_tokens=draw(st.sampled_from([None, 900, 4000, 30000])),
+        temperature=draw(st.sampled_from([None, 0.5])),
+        top_p=draw(st.sampled_from([None, 0.9])),
+        stop=draw(st.sampled_from([None, ("END",)])),
+        reasoning=draw(_reasoning),
+        output=draw(_output),
+        verbosity=draw(st.sampled_from([None, "low"])),
+        stream=draw(maybe),
+        metadata=draw(st.sampled_from([None, {"k": "v"}])),
+        user=draw(st.sampled_from([None, "u1"])),
+        n=draw(st.sampled_from([None, 1, 2])),
+        seed=draw(st.sampled_from([None, 7])),
+        logprobs=draw(st.sampled_from([None, True])),
+        top_logprobs=draw(st.sampled_from([None, 2])),
+        store=draw(st.sampled_from([None, False, True])),
+        previous_response_id=draw(st.sampled_from([None, "resp_1"])),
+    )
+
+
+# -- reading back and comparing -----------------------------------------------------------
+
+def _build(req: Request, format: str) -> dict[str, Any]:
+    """The generated request as a body of `format` (what it cannot hold never enters)."""
+    ctx = RequestContext(format, format, lenient=True)  # type: ignore[arg-type]
+    req = dataclasses.replace(req, origin=format)
+    body: dict[str, Any] = _format_module(format).build_request(req, ctx)
+    return body
+
+
+def _parse(body: dict[str, Any], format: str) -> Request:
+    ctx = RequestContext(format, format, lenient=False)  # type: ignore[arg-type]
+    req: Request = _format_module(format).parse_request(body, ctx, headers={})
+    return req
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+_TOP = {  # report names of top-level fields -> neutral attributes
+    "stop_sequences": "stop", "max_completion_tokens": "max_tokens",
+    "reasoning_effort": "reasoning", "thinking": "reasoning", "include": "logprobs",
+    "response_format": "output", "format": "output", "user_id": "user",
+}
+
+
+def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
+    """The neutral request as a dict, without what the report names, with the equivalences
+    applied."""
+    d = _plain(req)
+    for key in ("origin", "extra", "openai", "betas", "model"):
+        d.pop(key, None)
+    d["include_usage"] = True if d["stream"] else None
+    if d["store"] is None:
+        d["store"] = False
+    if d["n"] == 1:
+        d["n"] = None
+    if "max_tokens" in names or x == "messages" or y == "messages":
+        d["max_tokens"] = None
+    for name in names:
+        attr = _TOP.get(name, name)
+        if attr in d and attr not in ("messages", "tools", "system"):
+            d[attr] = None
+    if names & {"reasoning_budget", "reasoning_mode", "reasoning_summary", "effort"}:
+        d["reasoning"] = None
+    if d["reasoning"] is not None:
+        d["reasoning"]["summary"] = d["reasoning"]["display"] = None
+        if d["reasoning"]["mode"] == "disabled":
+            d["reasoning"]["effort"] = None
+    if "schema_name" in names and d["output"]:
+        d["output"].update(name=None, description=None, strict=None)
+    if d["output"] and d["output"]["type"] == "text":
+        d["output"] = None
+    if "role" in names:
+        d["system_role"] = "system"
+    if not d["system"]:
+        d["system_role"] = "system"
+    if "parallel_tool_calls" in names:
+        d["parallel_tool_calls"] = None
+    if d["tool_choice"] == {"mode": "auto", "name": None} and d["tools"]:
+        d["tool_choice"] = None
+    if "no_tools" in names:
+        d["parallel_tool_calls"] = d["tool_choice"] = None
+    if {"tool_choice", "name"} & names:
+        d["tool_choice"] = None
+    d["tools"] = [t for t in d["tools"] if not (t["kind"] == "web_search" and (
+        names & {"allowed_domains", "max_uses", "blocked_domains", "search_context_size",
+                 "opaque"}))]
+    d["tools"].sort(key=lambda t: t["kind"] == "web_search")
+    for t in d["tools"]:
+        t.pop("raw", None)
+        t.pop("origin", None)
+        t.pop("extra", None)
+        if "cache_control" in names or "cache_ttl" in names:
+            t.pop("cache", None)
+    turns = []
+    for msg in d["messages"]:
+        if "role" in names and msg["role"] == "developer":
+            msg["role"] = "system"
+        msg.pop("extra", None)
+        parts = []
+        for part in msg["parts"]:
+            kind = part["kind"]
+            if kind == "opaque" and ("reasoning" in names or "opaque" in names):
+                continue
+            if kind in names:
+                continue
+            if kind == "refusal" and "refusal" in names:
+                part = {"text": part["text"], "cache": None, "extra": None, "kind": "text"}
+            if kind == "tool_result":
+                if "is_error" in names:
+                    part["is_error"] = False
+                if "image" in names:
+                    part["content"] = [c for c in part["content"] if c["kind"] != "image"]
+            parts.append(part)
+        msg["parts"] = parts
+        if "tool_result_image" in names:  # a result's images follow the results
+            moved = [c for p in parts if p["kind"] == "tool_result" for c in p["content"]
+                     if c["kind"] != "text"]
+            for p in parts:
+                if p["kind"] == "tool_result":
+                    p["content"] = [c for c in p["content"] if c["kind"] == "text"]
+            last = max((i for i, p in enumerate(parts) if p["kind"] == "tool_result"),
+                       default=-1)
+            msg["parts"] = parts[:last + 1] + moved + parts[last + 1:]
+        if not msg["parts"]:
+            continue
+        if turns and msg["role"] == "user" and turns[-1]["role"] == "user":
+            turns[-1]["parts"] += msg["parts"]
+        else:
+            turns.append(msg)
+    d["messages"] = turns
+    for part in _all_parts(d):
+        if "cache_ttl" in names and part.get("cache"):
+            part["cache"] = {"ttl": None}
+        if "cache_control" in names and part["kind"] in ("tool_call", "tool_result"):
+            part["cache"] = None
+        if "cache_control" in names and part["kind"] == "text" and part.get("cache"):
+            part["cache"] = None  # assistant text in responses
+        part.pop("extra", None)
+        if "detail" in names and part["kind"] == "image":
+            part["detail"] = None
+        if part["kind"] == "tool_call":
+            part["id"] = _valid(part["id"], x, y)
+        if part["kind"] == "tool_result":
+            part["call_id"] = _valid(part["call_id"], x, y)
+    return d
+
+
+def _valid(call_id: str, x: str, y: str) -> str:
+    """An id as made valid for Y and then for X (unchanged when already valid for both)."""
+    return valid_id(valid_id(call_id, y), x)  # type: ignore[arg-type]
+
+
+def _all_parts(d: dict[str, Any]) -> list[dict[str, Any]]:
+    out = list(d["system"])
+    for msg in d["messages"]:
+        for part in msg["parts"]:
+            out.append(part)
+            if part["kind"] == "tool_result":
+                out.extend(part["content"])
+    return out
+
+
+@pytest.mark.parametrize("y", FORMATS)
+@pytest.mark.parametrize("x", FORMATS)
+def test_a_round_trip_keeps_what_the_report_does_not_name(x: str, y: str) -> None:
+    @settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(requests())
+    def check(generated: Request) -> None:
+        body = _build(generated, x)
+        validate_request(x, body)
+        there = convert_request(body, source=x, target=y, lenient=True)
+        validate_request(y, there.body)
+        back = convert_request(there.body, source=y, target=x, lenient=True)
+        validate_request(x, back.body)
+        names = {e.what for e in there.report.entries} | {e.what for e in back.report.entries}
+        original = _parse(body, x)
+        returned = _parse(back.body, x)
+        returned = _rename(_rename(returned, back.tool_names), there.tool_names)
+        assert normalize(returned, names, x, y) == normalize(original, names, x, y)
+
+    check()
+
+
+def _rename(req: Request, renames: dict[str, str]) -> Request:
+    """The client's own tool names, as the response stream gives them back."""
+    if not renames:
+        return req
+
+    def name(n: str) -> str:
+        return renames.get(n, n)
+
+    tools = tuple(dataclasses.replace(t, name=name(t.name)) if isinstance(t, FunctionTool)
+                  else t for t in req.tools)
+    messages = tuple(Message(role=m.role, extra=m.extra, parts=tuple(
+        dataclasses.replace(p, name=name(p.name)) if isinstance(p, ToolCall) else p
+        for p in m.parts)) for m in req.messages)
+    choice = req.tool_choice
+    if choice is not None and choice.name:
+        choice = ToolChoice(mode=choice.mode, name=name(choice.name))
+    return dataclasses.replace(req, tools=tools, messages=messages, tool_choice=choice)

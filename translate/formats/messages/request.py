@@ -1,0 +1,653 @@
+"""Anthropic Messages request bodies (`POST /v1/messages`) to and from the neutral `Request`.
+
+Shapes as the installed `anthropic` SDK's `MessageCreateParams` define them: `system` (a string
+or text blocks with `cache_control`), `messages` (user, assistant and system turns of content
+blocks), `tools`, `tool_choice` (which also carries `disable_parallel_tool_use`), `thinking`,
+`output_config` (`effort` and the structured-output `format`), `max_tokens` (required),
+`stop_sequences`, `metadata.user_id`, `stream`. The SDK defines no sampling parameters
+(`temperature`, `top_p`, `top_k`), so a messages target refuses them.
+
+Thinking and redacted-thinking blocks are kept whole (`Opaque`, `reasoning=True`): only an
+Anthropic model can verify their signatures, so they go back only to a messages target.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from ...request import (
+    BUDGET_MIN,
+    TOOL_CHOICE,
+    Cache,
+    Document,
+    FunctionTool,
+    Image,
+    Message,
+    Opaque,
+    OutputFormat,
+    Part,
+    Reasoning,
+    Request,
+    RequestContext,
+    ResultPart,
+    Text,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    WebSearch,
+    budget_for,
+    extra_keys,
+)
+
+__all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request"]
+
+FIELDS: frozenset[str] = frozenset({
+    "model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",
+    "thinking", "tool_choice", "tools", "output_config",
+    # defined by the SDK, not modelled: kept for a messages target, refused for another
+    "cache_control", "container", "diagnostics", "inference_geo", "service_tier", "speed",
+    "user_profile_id", "workspace_id",
+})
+"""Every top-level field of `MessageCreateParams` (tests check it against the SDK)."""
+
+_MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
+                       "metadata", "thinking", "tool_choice", "tools", "output_config"})
+
+WEB_SEARCH_TYPE = "web_search_20250305"
+"""The web search tool version written for a request from another format."""
+
+EMPTY_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+"""`input_schema` of a tool without parameters (messages requires a schema)."""
+
+EFFORTS = frozenset({"low", "medium", "high", "xhigh", "max"})
+"""`output_config.effort` values."""
+
+CACHE_TTLS = frozenset({"5m", "1h"})
+
+_WEB_SEARCH_KEYS = frozenset({"type", "name", "allowed_domains", "blocked_domains", "max_uses",
+                              "user_location", "cache_control"})
+_TOOL_KEYS = frozenset({"name", "description", "input_schema", "strict", "cache_control",
+                        "type"})
+
+
+_TEXT_KEYS = frozenset({"type", "text", "cache_control"})
+_DOCUMENT_KEYS = frozenset({"type", "source", "cache_control", "title"})
+_RESULT_KEYS = frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"})
+_TOOL_USE_KEYS = frozenset({"type", "id", "name", "input", "cache_control"})
+
+
+# -- reading ------------------------------------------------------------------------------
+
+def _cache(block: Mapping[str, Any]) -> Cache | None:
+    cc = block.get("cache_control")
+    if cc is None:
+        return None
+    return Cache(ttl=cc.get("ttl")) if isinstance(cc, dict) else Cache()
+
+
+def _text(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Text:
+    text = block.get("text")
+    if not isinstance(text, str):
+        ctx.invalid(f"{path}.text", "a string", text)
+    return Text(text=text, cache=_cache(block), extra=extra_keys(block, _TEXT_KEYS))
+
+
+def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
+    if isinstance(content, str):
+        return (Text(text=content),)
+    if not isinstance(content, list):
+        ctx.invalid(path, "a string or a list of text blocks", content)
+    out = []
+    for i, block in enumerate(content):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            ctx.invalid(f"{path}[{i}]", "a text block", block)
+        out.append(_text(block, ctx, f"{path}[{i}]"))
+    return tuple(out)
+
+
+def _image(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+    source = block.get("source")
+    if not isinstance(source, dict) or set(block) - {"type", "source", "cache_control"}:
+        return Opaque(origin="messages", raw=block)
+    kind = source.get("type")
+    if kind == "base64":
+        return Image(data=source.get("data"), media_type=source.get("media_type"),
+                     cache=_cache(block))
+    if kind == "url":
+        return Image(url=source.get("url"), cache=_cache(block))
+    return Opaque(origin="messages", raw=block)  # a Files API id: only Anthropic knows it
+
+
+def _document(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+    source = block.get("source")
+    if not isinstance(source, dict):
+        ctx.invalid(f"{path}.source", "an object", source)
+    kind, media = source.get("type"), source.get("media_type")
+    extra = extra_keys(block, _DOCUMENT_KEYS)
+    title = block.get("title")
+    if kind == "base64" and media == "application/pdf":
+        return Document(media_type=media, data=source.get("data"), title=title,
+                        cache=_cache(block), extra=extra)
+    if kind == "url":
+        return Document(media_type="application/pdf", url=source.get("url"), title=title,
+                        cache=_cache(block), extra=extra)
+    if kind == "text":
+        return Document(media_type="text/plain", data=source.get("data"), title=title,
+                        cache=_cache(block), extra=extra)
+    return Opaque(origin="messages", raw=block)
+
+
+def _result(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+    call_id = block.get("tool_use_id")
+    if not isinstance(call_id, str):
+        ctx.invalid(f"{path}.tool_use_id", "a string", call_id)
+    content = block.get("content")
+    parts: list[ResultPart] = []
+    if content is None:
+        pass
+    elif isinstance(content, str):
+        parts.append(Text(text=content))
+    elif isinstance(content, list):
+        for item in content:
+            kind = item.get("type") if isinstance(item, dict) else None
+            part: Part
+            if kind == "text":
+                part = _text(item, ctx, path)
+            elif kind == "image":
+                part = _image(item, ctx, path)
+            elif kind == "document":
+                part = _document(item, ctx, path)
+            else:
+                return Opaque(origin="messages", raw=block)
+            if isinstance(part, Opaque):
+                return Opaque(origin="messages", raw=block)
+            parts.append(part)  # type: ignore[arg-type]
+    else:
+        ctx.invalid(f"{path}.content", "a string or a list of blocks", content)
+    return ToolResult(call_id=call_id, content=tuple(parts), is_error=bool(block.get("is_error")),
+                      cache=_cache(block), extra=extra_keys(block, _RESULT_KEYS))
+
+
+def _tool_use(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+    call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+    if not isinstance(call_id, str) or not isinstance(name, str):
+        ctx.invalid(path, "a tool_use block with a string id and name", block)
+    if not isinstance(args, dict):
+        ctx.invalid(f"{path}.input", "an object", args)
+    return ToolCall(id=call_id, name=name, arguments=to_json(args).decode(),
+                    cache=_cache(block), extra=extra_keys(block, _TOOL_USE_KEYS))
+
+
+def _part(block: Any, ctx: RequestContext, path: str) -> Part:
+    if not isinstance(block, dict):
+        ctx.invalid(path, "a content block", block)
+    kind = block.get("type")
+    if kind == "text":
+        return _text(block, ctx, path)
+    if kind == "tool_use":
+        return _tool_use(block, ctx, path)
+    if kind == "tool_result":
+        return _result(block, ctx, path)
+    if kind == "image":
+        return _image(block, ctx, path)
+    if kind == "document":
+        return _document(block, ctx, path)
+    if kind in ("thinking", "redacted_thinking"):
+        return Opaque(origin="messages", raw=block, reasoning=True)
+    if not isinstance(kind, str):
+        ctx.invalid(f"{path}.type", "a block type", kind)
+    return Opaque(origin="messages", raw=block)  # server-tool blocks, search results, ...
+
+
+def _message(msg: Any, ctx: RequestContext, path: str) -> Message:
+    if not isinstance(msg, dict):
+        ctx.invalid(path, "a message object", msg)
+    role, content = msg.get("role"), msg.get("content")
+    if len(msg) != 2:
+        for key in msg:
+            if key not in ("role", "content"):
+                ctx.unknown(f"{path}.{key}")
+    if role == "system":
+        return Message(role="system", parts=_texts(content, ctx, f"{path}.content"))
+    if role not in ("user", "assistant"):
+        ctx.invalid(f"{path}.role", "user, assistant or system", role)
+    if isinstance(content, str):
+        return Message(role=role, parts=(Text(text=content),))
+    if not isinstance(content, list):
+        ctx.invalid(f"{path}.content", "a string or a list of blocks", content)
+    # paths are built for error messages only: the parts share the message's path
+    return Message(role=role, parts=tuple([_part(block, ctx, path) for block in content]))
+
+
+def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
+    if not isinstance(tool, dict):
+        ctx.invalid(path, "a tool object", tool)
+    kind = tool.get("type")
+    if kind in (None, "custom"):
+        name = tool.get("name")
+        if not isinstance(name, str):
+            ctx.invalid(f"{path}.name", "a string", name)
+        schema = tool.get("input_schema")
+        extra = {k: v for k, v in tool.items() if k not in _TOOL_KEYS}
+        if kind == "custom":
+            extra["type"] = "custom"
+        return FunctionTool(name=name, description=tool.get("description"),
+                            parameters=None if schema == EMPTY_SCHEMA else schema,
+                            strict=tool.get("strict"), cache=_cache(tool), extra=extra or None)
+    if isinstance(kind, str) and kind.startswith("web_search_") and set(tool) <= _WEB_SEARCH_KEYS:
+        location = tool.get("user_location")
+        if isinstance(location, dict):
+            location = {k: v for k, v in location.items() if k != "type"}
+        allowed, blocked = tool.get("allowed_domains"), tool.get("blocked_domains")
+        return WebSearch(allowed_domains=tuple(allowed) if allowed is not None else None,
+                         blocked_domains=tuple(blocked) if blocked is not None else None,
+                         max_uses=tool.get("max_uses"), user_location=location, raw=tool,
+                         origin="messages")
+    return Opaque(origin="messages", raw=tool)
+
+
+def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
+                  headers: Mapping[str, str]) -> Request:
+    """A messages request body as a neutral `Request`."""
+    extra: dict[str, Any] = {}
+    for key, value in body.items():
+        if key not in FIELDS:
+            ctx.unknown(key)
+        elif key not in _MODELLED:
+            if ctx.same:
+                extra[key] = value
+            else:
+                ctx.refuse(key)
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        ctx.invalid("messages", "a list", messages)
+    system = body.get("system")
+    tools = body.get("tools") or ()
+    if not isinstance(tools, list | tuple):
+        ctx.invalid("tools", "a list", tools)
+    metadata = body.get("metadata")
+    user = None
+    if isinstance(metadata, dict):
+        user = metadata.get("user_id")
+        for key in metadata:
+            if key != "user_id":
+                ctx.unknown(f"metadata.{key}")
+    choice, parallel = _parse_choice(body.get("tool_choice"), ctx)
+    output_config = body.get("output_config") or {}
+    reasoning = _parse_thinking(body.get("thinking"), output_config.get("effort"), ctx)
+    output = None
+    fmt = output_config.get("format")
+    if isinstance(fmt, dict):
+        output = OutputFormat(type="json_schema", schema=fmt.get("schema"))
+    for key in output_config:
+        if key not in ("effort", "format"):
+            ctx.unknown(f"output_config.{key}")
+    stop = body.get("stop_sequences")
+    betas: tuple[str, ...] = ()
+    beta = headers.get("anthropic-beta")
+    if beta:
+        betas = tuple(b.strip() for b in beta.split(",") if b.strip())
+    return Request(
+        model=body.get("model"),
+        system=_texts(system, ctx, "system") if system is not None else (),
+        messages=tuple(_message(m, ctx, f"messages[{i}]") for i, m in enumerate(messages)),
+        tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
+        tool_choice=choice,
+        parallel_tool_calls=parallel,
+        max_tokens=body.get("max_tokens"),
+        stop=tuple(stop) if stop is not None else None,
+        reasoning=reasoning,
+        output=output,
+        stream=body.get("stream") is True,
+        include_usage=True if body.get("stream") is True else None,
+        user=user,
+        extra=extra or None,
+        betas=betas,
+        origin="messages",
+    )
+
+
+def _parse_choice(choice: Any, ctx: RequestContext) -> tuple[ToolChoice | None, bool | None]:
+    if choice is None:
+        return None, None
+    if not isinstance(choice, dict):
+        ctx.invalid("tool_choice", "an object", choice)
+    kind = choice.get("type")
+    flag = choice.get("disable_parallel_tool_use")
+    parallel = None if flag is None else not flag
+    if kind == "auto" and flag is not None and len(choice) == 2:
+        return None, parallel  # auto only to carry the flag: the default choice
+    mode = {"auto": "auto", "any": "required", "none": "none", "tool": "tool"}.get(str(kind))
+    if mode is None:
+        ctx.invalid("tool_choice.type", "auto, any, tool or none", kind)
+    return ToolChoice(mode=mode, name=choice.get("name")), parallel  # type: ignore[arg-type]
+
+
+def _parse_thinking(thinking: Any, effort: Any, ctx: RequestContext) -> Reasoning | None:
+    if thinking is None:
+        return Reasoning(mode=None, effort=effort) if effort is not None else None
+    if not isinstance(thinking, dict):
+        ctx.invalid("thinking", "an object", thinking)
+    kind = thinking.get("type")
+    display = thinking.get("display")
+    if kind == "enabled":
+        return Reasoning(mode="enabled", budget_tokens=thinking.get("budget_tokens"),
+                         effort=effort, display=display)
+    if kind == "adaptive":
+        return Reasoning(mode="adaptive", effort=effort, display=display)
+    if kind == "disabled":
+        return Reasoning(mode="disabled", effort=effort)
+    ctx.refuse("thinking.type", f"thinking type {kind!r}")
+    return None
+
+
+# -- writing ------------------------------------------------------------------------------
+
+def _cache_control(cache: Cache | None, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    if cache is None:
+        return None
+    if cache.ttl is None:
+        return {"type": "ephemeral"}
+    if cache.ttl in CACHE_TTLS:
+        return {"type": "ephemeral", "ttl": cache.ttl}
+    ctx.lose("cache_ttl", f"{path}: ttl {cache.ttl!r} written as the default 5m")
+    return {"type": "ephemeral"}
+
+
+def _write_text(part: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "text", "text": part.text}
+    cc = _cache_control(part.cache, ctx, path)
+    if cc is not None:
+        out["cache_control"] = cc
+    if part.extra:
+        ctx.extra(path, part.extra, out)
+    return out
+
+
+def _write_texts(parts: tuple[Text, ...], ctx: RequestContext, path: str) -> str | list[Any]:
+    if len(parts) == 1 and parts[0].cache is None and not parts[0].extra:
+        return parts[0].text
+    return [_write_text(p, ctx, f"{path}[{i}]") for i, p in enumerate(parts)]
+
+
+def _write_image(part: Image, ctx: RequestContext, path: str) -> dict[str, Any]:
+    if part.data is not None:
+        source: dict[str, Any] = {"type": "base64", "media_type": part.media_type,
+                                  "data": part.data}
+    else:
+        source = {"type": "url", "url": part.url}
+    out: dict[str, Any] = {"type": "image", "source": source}
+    if part.detail is not None:
+        ctx.refuse(f"{path}.detail", f"image detail {part.detail!r}")
+    cc = _cache_control(part.cache, ctx, path)
+    if cc is not None:
+        out["cache_control"] = cc
+    return out
+
+
+def _write_document(part: Document, ctx: RequestContext, path: str) -> dict[str, Any]:
+    if part.media_type == "text/plain":
+        source: dict[str, Any] = {"type": "text", "media_type": "text/plain",
+                                  "data": part.data}
+    elif part.url is not None:
+        source = {"type": "url", "url": part.url}
+    else:
+        source = {"type": "base64", "media_type": "application/pdf", "data": part.data}
+    out: dict[str, Any] = {"type": "document", "source": source}
+    if part.title is not None:
+        out["title"] = part.title
+    cc = _cache_control(part.cache, ctx, path)
+    if cc is not None:
+        out["cache_control"] = cc
+    if part.extra:
+        ctx.extra(path, part.extra, out)
+    return out
+
+
+def _arguments(text: str, ctx: RequestContext, path: str) -> Any:
+    if not text.strip():
+        return {}
+    try:
+        args = from_json(text)
+    except ValueError:
+        ctx.invalid(f"{path}.arguments", "JSON text", text)
+    if not isinstance(args, dict):
+        ctx.invalid(f"{path}.arguments", "a JSON object", text)
+    return args
+
+
+def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    kind = part.kind
+    if kind == "text":
+        return _write_text(part, ctx, path)  # type: ignore[arg-type]
+    if kind == "tool_call":
+        call: ToolCall = part  # type: ignore[assignment]
+        out: dict[str, Any] = {"type": "tool_use", "id": ctx.call_id(call.id),
+                               "name": ctx.tool_name(call.name),
+                               "input": _arguments(call.arguments, ctx, path)}
+        cc = _cache_control(call.cache, ctx, path)
+        if cc is not None:
+            out["cache_control"] = cc
+        if call.extra:
+            ctx.extra(path, call.extra, out, _BOOKKEEPING)
+        return out
+    if kind == "tool_result":
+        result: ToolResult = part  # type: ignore[assignment]
+        out = {"type": "tool_result", "tool_use_id": ctx.call_id(result.call_id)}
+        content = result.content
+        if content:
+            if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
+                    and not content[0].extra:
+                out["content"] = content[0].text
+            else:
+                out["content"] = [_write_part(p, ctx, f"{path}.content[{j}]")
+                                  for j, p in enumerate(content)]
+        if result.is_error:
+            out["is_error"] = True
+        cc = _cache_control(result.cache, ctx, path)
+        if cc is not None:
+            out["cache_control"] = cc
+        if result.extra:
+            ctx.extra(path, result.extra, out, _BOOKKEEPING)
+        return out
+    if kind == "image":
+        return _write_image(part, ctx, path)  # type: ignore[arg-type]
+    if kind == "document":
+        return _write_document(part, ctx, path)  # type: ignore[arg-type]
+    if kind == "refusal":
+        ctx.lose("refusal", f"{path}: carried as text")
+        return {"type": "text", "text": part.text}  # type: ignore[union-attr]
+    return ctx.opaque(path, part)  # type: ignore[arg-type]
+
+
+_BOOKKEEPING = frozenset({"id", "status"})
+
+
+def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    if msg.extra:
+        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+    role = msg.role
+    if role in ("system", "developer"):
+        if role == "developer":
+            ctx.lose("role", f"{path}: developer message written as a system message")
+        texts = tuple(p for p in msg.parts if p.kind == "text")
+        if len(texts) != len(msg.parts):
+            ctx.refuse(f"{path}.content", "a system message holds only text")
+        return {"role": "system", "content": _write_texts(texts, ctx, f"{path}.content")}
+    parts = msg.parts
+    if len(parts) == 1 and parts[0].kind == "text" and parts[0].cache is None \
+            and not parts[0].extra:
+        return {"role": role, "content": parts[0].text}
+    blocks = []
+    for i, part in enumerate(parts):
+        block = _write_part(part, ctx, f"{path}.content[{i}]")
+        if block is not None:
+            blocks.append(block)
+    if not blocks:
+        return None  # only dropped reasoning: the turn has nothing left
+    return {"role": role, "content": blocks}
+
+
+def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    if tool.kind == "function":
+        fn: FunctionTool = tool
+        out: dict[str, Any] = {"name": ctx.tool_name(fn.name)}
+        if fn.description is not None:
+            out["description"] = fn.description
+        out["input_schema"] = dict(fn.parameters) if fn.parameters is not None else dict(
+            EMPTY_SCHEMA)
+        if fn.strict is not None:
+            out["strict"] = fn.strict
+        cc = _cache_control(fn.cache, ctx, path)
+        if cc is not None:
+            out["cache_control"] = cc
+        if fn.extra:
+            ctx.extra(path, fn.extra, out)
+        return out
+    if tool.kind == "web_search":
+        ws: WebSearch = tool
+        if ws.origin == "messages" and ws.raw:
+            return dict(ws.raw)
+        out = {"type": WEB_SEARCH_TYPE, "name": "web_search"}
+        if ws.allowed_domains is not None:
+            out["allowed_domains"] = list(ws.allowed_domains)
+        if ws.blocked_domains is not None:
+            out["blocked_domains"] = list(ws.blocked_domains)
+        if ws.max_uses is not None:
+            out["max_uses"] = ws.max_uses
+        if ws.user_location is not None:
+            out["user_location"] = {"type": "approximate", **ws.user_location}
+        if ws.context_size is not None:
+            ctx.refuse(f"{path}.search_context_size", "messages web search has no context size")
+        return out
+    return ctx.opaque(path, tool)
+
+
+def _write_choice(req: Request, ctx: RequestContext) -> dict[str, Any] | None:
+    choice = req.tool_choice
+    out: dict[str, Any] | None = None
+    if choice is not None:
+        out = dict(TOOL_CHOICE[choice.mode]["messages"])
+        if choice.mode == "tool":
+            out["name"] = ctx.tool_name(choice.name or "")
+    if req.parallel_tool_calls is not None:
+        if out is None:
+            out = {"type": "auto"}
+        if out["type"] == "none":
+            ctx.lose("parallel_tool_calls", "no effect with tool_choice none")
+        else:
+            out["disable_parallel_tool_use"] = not req.parallel_tool_calls
+    return out
+
+
+def _write_thinking(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
+    r = req.reasoning
+    if r is None:
+        return
+    config: dict[str, Any] = {}
+    effort = r.effort
+    if r.mode == "disabled":
+        body["thinking"] = {"type": "disabled"}
+    elif r.mode == "adaptive":
+        body["thinking"] = {"type": "adaptive"}
+    elif r.mode == "enabled":
+        budget = r.budget_tokens
+        if budget is None:
+            budget = budget_for(effort or "medium")
+            ctx.lose("reasoning_budget",
+                     f"reasoning effort {effort!r} written as budget_tokens {budget}")
+            if req.origin != "messages":
+                effort = None  # carried by the budget
+        if req.max_tokens is None:  # the default is room for the answer, after thinking
+            body["max_tokens"] = ctx.default_max_tokens + budget
+        max_tokens = body["max_tokens"]
+        if budget >= max_tokens and not ctx.same:  # a client's own budget is its business
+            cut = max(BUDGET_MIN, max_tokens // 2)
+            if cut >= max_tokens:
+                ctx.lose("reasoning_mode", f"thinking disabled: max_tokens {max_tokens} leaves "
+                         f"no room for the smallest budget ({BUDGET_MIN})")
+                body["thinking"] = {"type": "disabled"}
+                budget = None
+            else:
+                ctx.lose("reasoning_budget", f"budget_tokens {budget} cut to {cut}, half of "
+                         f"max_tokens {max_tokens}, to leave room for the answer")
+                budget = cut
+        if budget is not None:
+            body["thinking"] = {"type": "enabled", "budget_tokens": budget}
+    if r.display is not None and body.get("thinking", {}).get("type") in ("enabled", "adaptive"):
+        body["thinking"]["display"] = r.display
+    if r.summary is not None:
+        ctx.lose("reasoning_summary", f"reasoning.summary {r.summary!r}: messages decides how "
+                 "thinking is shown")
+    if effort is not None and effort not in ("none",):
+        if effort in EFFORTS:
+            config["effort"] = effort
+        elif r.mode == "adaptive" or r.mode is None:
+            ctx.lose("reasoning_budget", f"effort {effort!r} written as 'low'")
+            config["effort"] = "low"
+    if config:
+        body.setdefault("output_config", {}).update(config)
+
+
+def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
+    """A neutral `Request` as a messages request body."""
+    body: dict[str, Any] = {"model": req.model,
+                            "max_tokens": req.max_tokens or ctx.default_max_tokens}
+    if req.system:
+        if req.system_role == "developer":
+            ctx.lose("role", "system: developer message written as the system prompt")
+        body["system"] = _write_texts(req.system, ctx, "system")
+    messages = []
+    for i, msg in enumerate(req.messages):
+        out = _write_message(msg, ctx, f"messages[{i}]")
+        if out is not None:
+            messages.append(out)
+    body["messages"] = messages
+    if req.tools:
+        tools = [_write_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(req.tools)]
+        body["tools"] = [t for t in tools if t is not None]
+    choice = _write_choice(req, ctx)
+    if choice is not None:
+        body["tool_choice"] = choice
+    if req.stop is not None:
+        body["stop_sequences"] = list(req.stop)
+    _write_thinking(req, ctx, body)
+    out_format = req.output
+    if out_format is not None and out_format.type != "text":
+        if out_format.type == "json_object":
+            ctx.refuse(ctx.name("output"), "messages has no json_object output format")
+        else:
+            if out_format.name is not None or out_format.description is not None \
+                    or out_format.strict is False:
+                ctx.lose("schema_name", f"{ctx.name('output')}: name, description and "
+                         "strict of the schema")
+            body.setdefault("output_config", {})["format"] = {
+                "type": "json_schema", "schema": dict(out_format.schema or {})}
+    if req.user is not None:
+        body["metadata"] = {"user_id": req.user}
+    if req.metadata:
+        ctx.refuse(ctx.name("metadata"), "messages metadata holds only user_id")
+    for attr in ("temperature", "top_p", "seed", "top_logprobs", "previous_response_id",
+                 "verbosity"):
+        if getattr(req, attr) is not None:
+            ctx.refuse(ctx.name(attr))
+    if req.logprobs:
+        ctx.refuse(ctx.name("logprobs"))
+    if req.n not in (None, 1):
+        ctx.refuse(ctx.name("n"), "messages gives one answer")
+    if req.store:
+        ctx.refuse(ctx.name("store"), "messages stores nothing")
+    for key in req.openai or ():
+        ctx.refuse(key)
+    if req.stream:
+        body["stream"] = True
+    if req.extra:
+        ctx.extra("", req.extra, body)
+    if req.betas and ctx.same:
+        ctx.headers["anthropic-beta"] = ",".join(req.betas)
+    return body
+

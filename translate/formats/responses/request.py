@@ -1,0 +1,636 @@
+"""OpenAI Responses request bodies (`POST /v1/responses`) to and from the neutral `Request`.
+
+Shapes as the installed `openai` SDK's `ResponseCreateParams` define them. `instructions` (or a
+leading system/developer message) is the neutral `system`; `input` items are grouped into
+turns: assistant messages, `function_call` and `reasoning` items form an assistant turn,
+`function_call_output` items a user turn of tool results. Reasoning items are kept whole
+(`Opaque`, `reasoning=True`): their `encrypted_content` is readable only by OpenAI, so they go
+back only to a responses target. Assistant text is written as an `EasyInputMessage` with
+string content (one item per text block), the one assistant shape the SDK types accept
+without an output-item id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...request import (
+    TOOL_CHOICE,
+    Document,
+    FunctionTool,
+    Image,
+    Message,
+    Opaque,
+    OutputFormat,
+    Part,
+    Reasoning,
+    Refusal,
+    Request,
+    RequestContext,
+    ResultPart,
+    Text,
+    Tool,
+    ToolCall,
+    ToolChoice,
+    ToolResult,
+    WebSearch,
+)
+from ...request import extra_keys as _extra
+from .._openai_request import (
+    breakpoint,
+    cache_of,
+    data_url,
+    parse_data_url,
+    tools_ok,
+    write_common,
+    write_effort,
+)
+
+__all__ = ["ENCRYPTED_INCLUDE", "FIELDS", "LOGPROBS_INCLUDE", "build_request", "parse_request"]
+
+FIELDS: frozenset[str] = frozenset({
+    "input", "instructions", "max_output_tokens", "metadata", "model", "parallel_tool_calls",
+    "previous_response_id", "reasoning", "store", "stream", "temperature", "text",
+    "tool_choice", "tools", "top_logprobs", "top_p", "user", "include", "prompt_cache_key",
+    "safety_identifier", "prompt_cache_retention",
+    # defined by the SDK, not modelled: kept for a responses target, refused for another
+    "access_programs", "background", "background_options", "context_management",
+    "conversation", "image", "max_tool_calls", "moderation", "prompt", "prompt_cache_options",
+    "service_tier", "stream_options", "truncation",
+})
+"""Every top-level field of `ResponseCreateParams` (tests check it against the SDK)."""
+
+_UNMODELLED = frozenset({"access_programs", "background", "background_options",
+                         "context_management", "conversation", "image", "max_tool_calls",
+                         "moderation", "prompt", "prompt_cache_options", "service_tier",
+                         "stream_options", "truncation"})
+_SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
+
+LOGPROBS_INCLUDE = "message.output_text.logprobs"
+"""The `include` value that asks for output logprobs (chat `logprobs: true`)."""
+
+ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
+"""The `include` value that asks for replayable reasoning (reported, not refused, for another
+target: only OpenAI can read what it would return)."""
+
+_BOOKKEEPING = frozenset({"id", "status"})
+_ASSISTANT_ITEMS = frozenset({"function_call", "reasoning", "web_search_call",
+                              "file_search_call", "computer_call", "image_generation_call",
+                              "code_interpreter_call", "local_shell_call", "shell_call",
+                              "mcp_call", "mcp_list_tools", "mcp_approval_request",
+                              "custom_tool_call", "tool_search_call", "apply_patch_call"})
+
+
+_MESSAGE_KEYS = frozenset({"type", "role", "content"})
+_CALL_KEYS = frozenset({"type", "call_id", "name", "arguments"})
+_OUTPUT_KEYS = frozenset({"type", "call_id", "output"})
+_TEXT_KEYS = frozenset({"type", "text", "prompt_cache_breakpoint"})
+
+
+# -- reading ------------------------------------------------------------------------------
+
+def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
+    if not isinstance(part, dict):
+        ctx.invalid(path, "a content part", part)
+    kind = part.get("type")
+    if kind in ("input_text", "output_text"):
+        text = part.get("text")
+        if not isinstance(text, str):
+            ctx.invalid(f"{path}.text", "a string", text)
+        extra = _extra(part, _TEXT_KEYS) or {}
+        if kind == "output_text" and not extra.get("annotations"):
+            extra.pop("annotations", None)
+        if kind == "output_text" and not extra.get("logprobs"):
+            extra.pop("logprobs", None)
+        return Text(text=text, cache=cache_of(part), extra=extra or None)
+    if kind == "refusal":
+        return Refusal(text=part.get("refusal", ""))
+    if kind == "input_image":
+        detail = part.get("detail")
+        detail = None if detail == "auto" else detail
+        url = part.get("image_url")
+        if isinstance(url, str) and part.get("file_id") is None:
+            decoded = parse_data_url(url)
+            if decoded is not None:
+                return Image(media_type=decoded[0], data=decoded[1], detail=detail,
+                             cache=cache_of(part))
+            return Image(url=url, detail=detail, cache=cache_of(part))
+        return Opaque(origin="responses", raw=part)
+    if kind == "input_file" and part.get("file_id") is None and "detail" not in part:
+        title = part.get("filename")
+        data = part.get("file_data")
+        if isinstance(data, str):
+            decoded = parse_data_url(data)
+            if decoded is not None and decoded[0] == "application/pdf":
+                return Document(media_type="application/pdf", data=decoded[1], title=title,
+                                cache=cache_of(part))
+        elif isinstance(part.get("file_url"), str):
+            return Document(media_type="application/pdf", url=part["file_url"], title=title,
+                            cache=cache_of(part))
+    if not isinstance(kind, str):
+        ctx.invalid(f"{path}.type", "a part type", kind)
+    return Opaque(origin="responses", raw=part)
+
+
+def _content(content: Any, ctx: RequestContext, path: str) -> tuple[Part, ...]:
+    if isinstance(content, str):
+        return (Text(text=content),)
+    if not isinstance(content, list):
+        ctx.invalid(path, "a string or a list of parts", content)
+    return tuple(_content_part(p, ctx, f"{path}[{i}]") for i, p in enumerate(content))
+
+
+class _Turns:
+    """Groups input items into neutral turns."""
+
+    __slots__ = ("out", "parts", "role")
+
+    def __init__(self) -> None:
+        self.out: list[Message] = []
+        self.role: str | None = None
+        self.parts: list[Part] = []
+
+    def add(self, role: str, parts: tuple[Part, ...] | list[Part], extra: Any = None) -> None:
+        if role != self.role or extra or role not in ("assistant", "results"):
+            self.flush()
+            self.role = role
+        self.parts.extend(parts)
+        if extra or role not in ("assistant", "results"):
+            self.flush(extra)
+
+    def flush(self, extra: Any = None) -> None:
+        if self.role is not None and self.parts:
+            role = "user" if self.role == "results" else self.role
+            self.out.append(Message(role=role, parts=tuple(self.parts),  # type: ignore[arg-type]
+                                    extra=extra or None))
+        self.role, self.parts = None, []
+
+
+def _items(items: list[Any], ctx: RequestContext) -> tuple[
+        tuple[Text, ...] | None, str, tuple[Message, ...]]:
+    turns = _Turns()
+    system: tuple[Text, ...] | None = None
+    system_role = "system"
+    for i, item in enumerate(items):
+        path = f"input[{i}]"
+        if not isinstance(item, dict):
+            ctx.invalid(path, "an input item", item)
+        kind = item.get("type", "message" if "role" in item else None)
+        if kind == "message":
+            role = item.get("role")
+            if role not in ("user", "assistant", "system", "developer"):
+                ctx.invalid(f"{path}.role", "user, assistant, system or developer", role)
+            extra = _extra(item, _MESSAGE_KEYS)
+            parts = _content(item.get("content"), ctx, f"{path}.content")
+            if i == 0 and role in ("system", "developer") and not extra \
+                    and all(p.kind == "text" for p in parts):
+                system, system_role = parts, role  # type: ignore[assignment]
+                continue
+            if role == "assistant" and not extra:
+                turns.add("assistant", parts)
+            else:
+                turns.add(role, parts, extra)
+        elif kind == "function_call":
+            call_id, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
+            if not isinstance(call_id, str) or not isinstance(name, str) \
+                    or not isinstance(args, str):
+                ctx.invalid(path, "a function_call with call_id, name and arguments", item)
+            turns.add("assistant", [ToolCall(id=call_id, name=name, arguments=args,
+                                             extra=_extra(item, _CALL_KEYS))])
+        elif kind == "function_call_output":
+            turns.add("results", [_output_item(item, ctx, path)])
+        elif kind == "reasoning":
+            turns.add("assistant", [Opaque(origin="responses", raw=item, reasoning=True)])
+        elif kind in _ASSISTANT_ITEMS:
+            turns.add("assistant", [Opaque(origin="responses", raw=item)])
+        elif isinstance(kind, str):
+            turns.add("results", [Opaque(origin="responses", raw=item)])
+        else:
+            ctx.invalid(f"{path}.type", "an item type", kind)
+    turns.flush()
+    return system, system_role, tuple(turns.out)
+
+
+def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+    call_id = item.get("call_id")
+    if not isinstance(call_id, str):
+        ctx.invalid(f"{path}.call_id", "a string", call_id)
+    output = item.get("output")
+    parts: list[ResultPart] = []
+    if isinstance(output, str):
+        if output:
+            parts.append(Text(text=output))
+    elif isinstance(output, list):
+        for j, p in enumerate(output):
+            part = _content_part(p, ctx, f"{path}.output[{j}]")
+            if part.kind not in ("text", "image", "document"):
+                return Opaque(origin="responses", raw=item)
+            parts.append(part)
+    else:
+        ctx.invalid(f"{path}.output", "a string or a list of parts", output)
+    return ToolResult(call_id=call_id, content=tuple(parts), extra=_extra(item, _OUTPUT_KEYS))
+
+
+def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
+    if not isinstance(tool, dict):
+        ctx.invalid(path, "a tool object", tool)
+    kind = tool.get("type")
+    if kind == "function":
+        if not isinstance(tool.get("name"), str):
+            ctx.invalid(f"{path}.name", "a string", tool.get("name"))
+        extra = {k: v for k, v in tool.items()
+                 if k not in ("type", "name", "description", "parameters", "strict")}
+        return FunctionTool(name=tool["name"], description=tool.get("description"),
+                            parameters=tool.get("parameters"), strict=tool.get("strict"),
+                            extra=extra or None)
+    if kind in ("web_search", "web_search_2025_08_26") and set(tool) <= {
+            "type", "filters", "search_context_size", "user_location"}:
+        filters = tool.get("filters") or {}
+        location = tool.get("user_location")
+        if isinstance(location, dict):
+            location = {k: v for k, v in location.items() if k != "type"}
+        allowed = filters.get("allowed_domains") if isinstance(filters, dict) else None
+        if isinstance(filters, dict) and set(filters) - {"allowed_domains"}:
+            return Opaque(origin="responses", raw=tool)
+        return WebSearch(allowed_domains=tuple(allowed) if allowed is not None else None,
+                         context_size=tool.get("search_context_size"),
+                         user_location=location, raw=tool, origin="responses")
+    return Opaque(origin="responses", raw=tool)
+
+
+def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoice | None:
+    if choice is None:
+        return None
+    if choice in ("auto", "required", "none"):
+        return ToolChoice(mode=choice)
+    if isinstance(choice, dict) and choice.get("type") == "function" \
+            and isinstance(choice.get("name"), str):
+        return ToolChoice(mode="tool", name=choice["name"])
+    if ctx.same:
+        extra["tool_choice"] = choice
+    else:
+        ctx.refuse("tool_choice", f"tool_choice {choice!r}")
+    return None
+
+
+def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        ctx.invalid("reasoning", "an object", value)
+    effort, summary = value.get("effort"), value.get("summary")
+    for key in value:
+        if key not in ("effort", "summary") and not ctx.same:
+            ctx.refuse(f"reasoning.{key}")
+    if effort == "none":
+        return Reasoning(mode="disabled", effort="none", summary=summary)
+    if effort is None and summary is None:
+        return None
+    return Reasoning(mode="enabled" if effort is not None else None, effort=effort,
+                     summary=summary)
+
+
+def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
+                  headers: Mapping[str, str]) -> Request:
+    """A responses request body as a neutral `Request`."""
+    extra: dict[str, Any] = {}
+    for key, value in body.items():
+        if key not in FIELDS:
+            ctx.unknown(key)
+        elif key in _UNMODELLED:
+            if ctx.same:
+                extra[key] = value
+            else:
+                ctx.refuse(key)
+    raw_input = body.get("input", ())
+    if isinstance(raw_input, str):
+        system, system_role = None, "system"
+        turns: tuple[Message, ...] = (Message(role="user", parts=(Text(text=raw_input),)),)
+    elif isinstance(raw_input, list | tuple):
+        system, system_role, turns = _items(list(raw_input), ctx)
+    else:
+        ctx.invalid("input", "a string or a list of items", raw_input)
+    instructions = body.get("instructions")
+    if instructions is not None:
+        if system is not None:  # a leading system message stays in the conversation
+            turns = (Message(role=system_role, parts=system), *turns)  # type: ignore[arg-type]
+        system, system_role = (Text(text=instructions),), "system"
+    text = body.get("text") or {}
+    output = None
+    fmt = text.get("format")
+    if isinstance(fmt, dict):
+        kind = fmt.get("type")
+        if kind in ("text", "json_object"):
+            output = OutputFormat(type=kind)
+        elif kind == "json_schema":
+            output = OutputFormat(type="json_schema", schema=fmt.get("schema"),
+                                  name=fmt.get("name"), description=fmt.get("description"),
+                                  strict=fmt.get("strict"))
+        else:
+            ctx.invalid("text.format.type", "text, json_object or json_schema", kind)
+    for key in text:
+        if key not in ("format", "verbosity"):
+            ctx.unknown(f"text.{key}")
+    include = body.get("include") or ()
+    logprobs = None
+    for value in include:
+        if value == LOGPROBS_INCLUDE:
+            logprobs = True
+        elif ctx.same:
+            extra.setdefault("include", []).append(value)
+        elif value == ENCRYPTED_INCLUDE:
+            ctx.lose("reasoning", f"include {value!r}: the target's reasoning proofs are its "
+                     "own and another provider cannot verify them")
+        else:
+            ctx.refuse("include", f"include {value!r}")
+    reasoning = _reasoning(body.get("reasoning"), ctx)
+    if ctx.same and isinstance(body.get("reasoning"), Mapping):
+        rest = {k: v for k, v in body["reasoning"].items() if k not in ("effort", "summary")}
+        if rest:
+            extra["reasoning"] = rest
+    tools = body.get("tools") or ()
+    store = body.get("store")
+    if store is None and not ctx.same:
+        ctx.lose("store", f"store: responses stores by default, {ctx.target} stores nothing")
+    return Request(
+        model=body.get("model"),
+        system=system or (),
+        system_role=system_role,  # type: ignore[arg-type]
+        messages=turns,
+        tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
+        tool_choice=_choice(body.get("tool_choice"), ctx, extra),
+        parallel_tool_calls=body.get("parallel_tool_calls"),
+        max_tokens=body.get("max_output_tokens"),
+        temperature=body.get("temperature"),
+        top_p=body.get("top_p"),
+        reasoning=reasoning,
+        output=output,
+        verbosity=text.get("verbosity"),
+        stream=body.get("stream") is True,
+        include_usage=True if body.get("stream") is True else None,
+        metadata=body.get("metadata"),
+        user=body.get("user"),
+        logprobs=logprobs,
+        top_logprobs=body.get("top_logprobs"),
+        store=store,
+        previous_response_id=body.get("previous_response_id"),
+        openai={k: body[k] for k in _SHARED if k in body} or None,
+        extra=extra or None,
+        origin="responses",
+    )
+
+
+# -- writing ------------------------------------------------------------------------------
+
+def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    kind = part.kind
+    if kind == "text":
+        text: Text = part  # type: ignore[assignment]
+        out: dict[str, Any] = {"type": "input_text", "text": text.text}
+        bp = breakpoint(text.cache, ctx, path)
+        if bp is not None:
+            out["prompt_cache_breakpoint"] = bp
+        if text.extra:
+            ctx.extra(path, text.extra, out)
+        return out
+    if kind == "image":
+        image: Image = part  # type: ignore[assignment]
+        url = data_url(image.media_type, image.data) if image.data is not None else image.url
+        out = {"type": "input_image", "detail": image.detail or "auto", "image_url": url}
+        bp = breakpoint(image.cache, ctx, path)
+        if bp is not None:
+            out["prompt_cache_breakpoint"] = bp
+        return out
+    if kind == "document":
+        doc: Document = part  # type: ignore[assignment]
+        if doc.media_type != "application/pdf":
+            ctx.refuse(path, f"responses files take PDFs, not a {doc.media_type} document",
+                       what="document")
+            return None
+        out = {"type": "input_file"}
+        if doc.url is not None:
+            out["file_url"] = doc.url
+        else:
+            out["file_data"] = data_url(doc.media_type, doc.data or "")
+        if doc.title is not None:
+            out["filename"] = doc.title
+        bp = breakpoint(doc.cache, ctx, path)
+        if bp is not None:
+            out["prompt_cache_breakpoint"] = bp
+        if doc.extra:
+            ctx.extra(path, doc.extra, out)
+        return out
+    if kind == "opaque":
+        return ctx.opaque(path, part)  # type: ignore[arg-type]
+    ctx.refuse(path, f"a {kind} part here", what=kind)
+    return None
+
+
+def _write_user(msg: Message, ctx: RequestContext, path: str, items: list[Any]) -> None:
+    pending: list[Any] = []
+
+    def flush() -> None:
+        if pending:
+            if len(pending) == 1 and pending[0]["type"] == "input_text" and len(pending[0]) == 2:
+                items.append({"type": "message", "role": msg.role, "content": pending[0]["text"]})
+            else:
+                items.append({"type": "message", "role": msg.role, "content": list(pending)})
+            pending.clear()
+
+    for i, part in enumerate(msg.parts):
+        sub = f"{path}.content[{i}]"
+        if part.kind == "tool_result":
+            flush()
+            items.append(_write_result(part, ctx, sub))
+        elif part.kind == "opaque" and part.origin == "responses" \
+                and part.raw.get("type") not in (None, "input_text", "input_image",
+                                                 "input_file"):
+            flush()
+            items.append(dict(part.raw))
+        else:
+            written = _write_part(part, ctx, sub)
+            if written is not None:
+                pending.append(written)
+    flush()
+    if msg.extra and items and items[-1].get("type") == "message":
+        ctx.extra(path, msg.extra, items[-1], _BOOKKEEPING)
+    elif msg.extra:
+        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+
+
+def _write_result(result: ToolResult, ctx: RequestContext, path: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function_call_output", "call_id": ctx.call_id(result.call_id)}
+    content = result.content
+    if not content:
+        out["output"] = ""
+    elif all(p.kind == "text" and p.cache is None and not p.extra for p in content) \
+            and len(content) == 1:
+        out["output"] = content[0].text  # type: ignore[union-attr]
+    else:
+        parts = [_write_part(p, ctx, f"{path}.content[{j}]") for j, p in enumerate(content)]
+        out["output"] = [p for p in parts if p is not None]
+    if result.is_error:
+        ctx.lose("is_error", f"{path}: the is_error flag")
+    if result.cache is not None:
+        ctx.lose("cache_control", f"{path}: cache breakpoint of a tool result")
+    if result.extra:
+        ctx.extra(path, result.extra, out, _BOOKKEEPING)
+    return out
+
+
+def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[Any]) -> None:
+    for i, part in enumerate(msg.parts):
+        sub = f"{path}.content[{i}]"
+        kind = part.kind
+        if kind == "text":
+            text: Text = part  # type: ignore[assignment]
+            if text.cache is not None:
+                ctx.lose("cache_control", f"{sub}: cache breakpoint of assistant text")
+            item: dict[str, Any] = {"type": "message", "role": "assistant",
+                                    "content": text.text}
+            if text.extra:
+                if ctx.same:  # output_text annotations: the output-message form
+                    item["content"] = [{"type": "output_text", "text": text.text,
+                                        **text.extra}]
+                else:
+                    ctx.extra(sub, text.extra, {}, frozenset({"annotations", "logprobs"}))
+            items.append(item)
+        elif kind == "refusal":
+            items.append({"type": "message", "role": "assistant",
+                          "content": part.text})  # type: ignore[union-attr]
+            ctx.lose("refusal", f"{sub}: carried as assistant text")
+        elif kind == "tool_call":
+            call: ToolCall = part  # type: ignore[assignment]
+            out: dict[str, Any] = {"type": "function_call", "call_id": ctx.call_id(call.id),
+                                   "name": ctx.tool_name(call.name),
+                                   "arguments": call.arguments or "{}"}
+            if call.cache is not None:
+                ctx.lose("cache_control", f"{sub}: cache breakpoint of a tool call")
+            if call.extra:
+                ctx.extra(sub, call.extra, out, _BOOKKEEPING)
+            items.append(out)
+        elif kind == "opaque":
+            raw = ctx.opaque(sub, part)  # type: ignore[arg-type]
+            if raw is not None:
+                items.append(raw)
+        else:
+            ctx.refuse(sub, f"a {kind} part in an assistant message", what=kind)
+    if msg.extra:
+        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+
+
+def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+    if tool.kind == "function":
+        fn: FunctionTool = tool
+        out: dict[str, Any] = {"type": "function", "name": ctx.tool_name(fn.name)}
+        if fn.description is not None:
+            out["description"] = fn.description
+        out["parameters"] = dict(fn.parameters) if fn.parameters is not None else None
+        out["strict"] = fn.strict
+        if fn.cache is not None:
+            ctx.lose("cache_control", f"{path}: cache breakpoint of a tool definition")
+        if fn.extra:
+            ctx.extra(path, fn.extra, out)
+        return out
+    if tool.kind == "web_search":
+        ws: WebSearch = tool
+        if ws.origin == "responses" and ws.raw:
+            return dict(ws.raw)
+        out = {"type": "web_search"}
+        if ws.allowed_domains is not None:
+            out["filters"] = {"allowed_domains": list(ws.allowed_domains)}
+        if ws.context_size is not None:
+            out["search_context_size"] = ws.context_size
+        if ws.user_location is not None:
+            out["user_location"] = {"type": "approximate", **ws.user_location}
+        if ws.blocked_domains is not None:
+            ctx.refuse(f"{path}.blocked_domains", "responses web search has no blocked domains")
+        if ws.max_uses is not None:
+            ctx.refuse(f"{path}.max_uses", "responses web search has no use limit")
+        return out
+    return ctx.opaque(path, tool)
+
+
+def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
+    """A neutral `Request` as a responses request body."""
+    items: list[Any] = []
+    body: dict[str, Any] = {"model": req.model}
+    if req.system:
+        plain = len(req.system) == 1 and req.system[0].cache is None \
+            and not req.system[0].extra
+        if plain and req.system_role == "system":
+            body["instructions"] = req.system[0].text
+        else:
+            _write_user(Message(role=req.system_role, parts=req.system), ctx, "system", items)
+    prefix = ctx.name("messages")  # the turns of the neutral model
+    for i, msg in enumerate(req.messages):
+        path = f"{prefix}[{i}]"
+        if msg.role == "assistant":
+            _write_assistant(msg, ctx, path, items)
+        else:
+            _write_user(msg, ctx, path, items)
+    body["input"] = items
+    if req.tools:
+        tools = [_write_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(req.tools)]
+        body["tools"] = [t for t in tools if t is not None]
+    if req.tool_choice is not None and tools_ok(req, ctx, body, ctx.name("tool_choice")):
+        choice = TOOL_CHOICE[req.tool_choice.mode]["responses"]
+        if req.tool_choice.mode == "tool":
+            choice = {"type": "function", "name": ctx.tool_name(req.tool_choice.name or "")}
+        body["tool_choice"] = choice
+    if req.max_tokens is not None:
+        body["max_output_tokens"] = req.max_tokens
+    if req.stop is not None:
+        ctx.refuse(ctx.name("stop"), "responses has no stop sequences")
+    if req.reasoning is not None:
+        reasoning: dict[str, Any] = {}
+        effort = write_effort(req.reasoning, ctx)
+        if effort is not None:
+            reasoning["effort"] = effort
+        if req.reasoning.summary is not None:
+            reasoning["summary"] = req.reasoning.summary
+        if req.reasoning.display is not None:
+            ctx.lose("reasoning_summary", f"thinking.display {req.reasoning.display!r}")
+        if reasoning:
+            body["reasoning"] = reasoning
+    text: dict[str, Any] = {}
+    if req.output is not None:
+        fmt = req.output
+        if fmt.type != "json_schema":
+            text["format"] = {"type": fmt.type}
+        else:
+            spec: dict[str, Any] = {"type": "json_schema", "name": fmt.name or "response",
+                                    "schema": dict(fmt.schema or {})}
+            if fmt.description is not None:
+                spec["description"] = fmt.description
+            if fmt.strict is not None:
+                spec["strict"] = fmt.strict
+            text["format"] = spec
+    if req.verbosity is not None:
+        text["verbosity"] = req.verbosity
+    if text:
+        body["text"] = text
+    write_common(req, ctx, body)
+    if req.logprobs:
+        body["include"] = [LOGPROBS_INCLUDE]
+    if req.seed is not None:
+        ctx.refuse(ctx.name("seed"), "responses has no seed")
+    if req.n not in (None, 1):
+        ctx.refuse(ctx.name("n"), "responses gives one answer")
+    if req.previous_response_id is not None:
+        body["previous_response_id"] = req.previous_response_id
+    if req.store is None and req.origin != "responses":
+        body["store"] = False  # the source API is stateless: store nothing by default
+    if req.stream:
+        body["stream"] = True
+    if req.extra:
+        extra = dict(req.extra)
+        include = extra.pop("include", None)
+        if include:
+            body.setdefault("include", []).extend(include)
+        rest = extra.pop("reasoning", None)
+        if rest:
+            body.setdefault("reasoning", {}).update(rest)
+        ctx.extra("", extra, body)
+    return body

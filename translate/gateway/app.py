@@ -1,0 +1,321 @@
+"""The gateway's routes: three client APIs in front of one upstream of any of the three formats.
+
+    POST /v1/chat/completions     OpenAI Chat Completions clients
+    POST /v1/responses            OpenAI Responses clients
+    POST /v1/messages             Anthropic Messages clients
+    POST /v1/messages/count_tokens   relayed when the upstream speaks messages
+    GET  /v1/models               the upstream's model list, in the client's shape
+
+Per request: check the client's key (when one is configured); translate the request body from
+the client's format to the upstream's (`translate.request.convert_request`; the model name
+mapped first); send it with the upstream's auth; answer an upstream error status with the
+client's own (`translate.convert_error`); then either relay the stream (`translate.aconvert`,
+emit mode, so bad upstream bytes and a broken connection end the client's stream with its own
+error event) or convert the final object (`translate.convert_object`) for `stream: false`.
+A client of the upstream's own format gets the upstream's request body and final objects
+unchanged, and its stream through the same converter (so that a broken upstream still ends
+with an error event).
+
+Client-facing errors carry the provider's message or a plain sentence of ours, never a
+traceback, the upstream's URL or a key; the details go to the `translate.gateway` logger.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from ..collect import convert_object
+from ..convert import aconvert
+from ..errors import TranslateError, UpstreamError
+from ..events import ErrorKind
+from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
+from ..report import Loss
+from .auth import client_key_ok, upstream_headers
+from .relay import EventStream
+from .settings import PATHS, Settings
+from .upstream import body_chunks, open_client
+
+__all__ = ["create_app"]
+
+log = logging.getLogger("translate.gateway")
+
+Handler = Callable[[Request], Awaitable[Response | EventStream]]
+
+
+class _Answer(Exception):
+    """Stop handling a request and answer with this error (raised inside the handlers)."""
+
+    def __init__(self, error: HTTPError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _json_error(error: HTTPError) -> JSONResponse:
+    return JSONResponse(error.body, status_code=error.status, headers=error.headers)
+
+
+def _refuse(target: str, kind: ErrorKind, message: str, status: int | None = None) -> _Answer:
+    return _Answer(error_for(target, kind, message, status=status))
+
+
+class _Endpoint:
+    """A raw ASGI endpoint (Starlette would wrap a plain function as request -> Response, and
+    an `EventStream` is not a Starlette `Response`)."""
+
+    def __init__(self, answer: Callable[[Request], Awaitable[Response | EventStream]]) -> None:
+        self.answer = answer
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.answer(Request(scope, receive))
+        await response(scope, receive, send)
+
+
+def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+               ) -> Starlette:
+    """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
+    `transport` replaces the network (tests, `--demo`)."""
+    base = settings.upstream_url.rstrip("/")
+    source = settings.upstream_format
+    state: dict[str, httpx.AsyncClient] = {}
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_client(settings, transport) as client:
+            state["client"] = client
+            yield
+
+    async def send(target: str, request: httpx.Request) -> httpx.Response:
+        """Send to the upstream; a failure to get an answer becomes the client's error."""
+        try:
+            return await state["client"].send(request, stream=True)
+        except httpx.PoolTimeout:
+            log.warning("no free upstream connection within %ss", settings.pool_timeout)
+            raise _refuse(target, "overloaded", "the gateway has no free upstream connection; "
+                          "try again later") from None
+        except httpx.TimeoutException as exc:
+            log.warning("upstream timed out: %s: %s", type(exc).__name__, exc)
+            raise _refuse(target, "timeout", "the upstream did not answer in time") from None
+        except httpx.HTTPError as exc:
+            log.warning("upstream unreachable: %s: %s", type(exc).__name__, exc)
+            raise _refuse(target, "api_error", "the upstream could not be reached",
+                          status=502) from None
+
+    async def check_status(target: str, response: httpx.Response) -> None:
+        """An upstream error status, in the client's format (the response is then closed)."""
+        status = response.status_code
+        if status < 300:
+            return
+        try:
+            raw = await response.aread()
+        except httpx.HTTPError:
+            raw = b""
+        finally:
+            await response.aclose()
+        if status < 400:  # a redirect we do not follow: the upstream URL is wrong
+            log.warning("upstream answered HTTP %d (redirects are not followed)", status)
+            raise _refuse(target, "api_error", f"the upstream answered HTTP {status}",
+                          status=502)
+        error = convert_error(status, raw, response.headers, source=source, target=target)
+        log.info("upstream HTTP %d -> client HTTP %d (%s): %s", status, error.status,
+                 error.kind, error.message)
+        raise _Answer(error)
+
+    def guarded(target: str, handler: Handler) -> _Endpoint:
+        """The route's ASGI app: auth first, and no exception reaches the client as a trace."""
+
+        async def answer(request: Request) -> Response | EventStream:
+            try:
+                if not client_key_ok(settings, request.headers):
+                    raise _refuse(target, "authentication", "invalid or missing API key for "
+                                  "this gateway")
+                return await handler(request)
+            except _Answer as answer:
+                return _json_error(answer.error)
+            except Exception:
+                log.exception("the gateway failed on %s %s", request.method, request.url.path)
+                return _json_error(error_for(target, "api_error",
+                                             "the gateway failed to handle the request"))
+
+        return _Endpoint(answer)
+
+    def relay(target: str) -> Handler:
+        async def handle(request: Request) -> Response | EventStream:
+            body = await _read_json(request, target)
+            model = body.get("model")
+            if isinstance(model, str):
+                body = {**body, "model": settings.upstream_model(model)}
+            extra: dict[str, str] = {}
+            tool_names: dict[str, str] = {}
+            if target == source:
+                upstream_body, streaming = body, body.get("stream") is True
+            else:
+                upstream_body, streaming, extra, tool_names = _translate(body, target, source,
+                                                                         settings, request)
+            upstream = await send(target, state["client"].build_request(
+                "POST", base + PATHS[source], json=upstream_body,
+                headers=upstream_headers(settings, request.headers, extra=extra)))
+            await check_status(target, upstream)
+            ids = request_id_headers(upstream.headers, source=source, target=target)
+            options: dict[str, Any] = {"tool_names": tool_names} if tool_names else {}
+            if not streaming:
+                return await _final_object(upstream, source, target, ids, options)
+            if target == "chat":
+                usage = (body.get("stream_options") or {}).get("include_usage") is True
+                options["include_usage"] = usage
+            losses: list[Loss] = []
+            # Also between equal formats: the converter is what ends a broken or garbled
+            # stream with the client's own error event instead of a clean-looking end.
+            chunks = aconvert(body_chunks(upstream), source=source, target=target,
+                              on_error="emit", report=losses, **options)
+            return EventStream(chunks, keepalive=settings.keepalive_interval, headers=ids,
+                               on_done=lambda: _log_losses(source, target, losses))
+
+        return handle
+
+    async def count_tokens(request: Request) -> Response:
+        if source != "messages":
+            raise _refuse("messages", "not_found", "count_tokens is not available: the "
+                          f"upstream speaks {source}, which has no token counting endpoint")
+        body = await _read_json(request, "messages")
+        if isinstance(body.get("model"), str):
+            body = {**body, "model": settings.upstream_model(body["model"])}
+        upstream = await send("messages", state["client"].build_request(
+            "POST", base + "/messages/count_tokens", json=body,
+            headers=upstream_headers(settings, request.headers)))
+        await check_status("messages", upstream)
+        raw = await upstream.aread()
+        await upstream.aclose()
+        return Response(raw, media_type="application/json")
+
+    async def models(request: Request) -> Response:
+        target = _models_client(request)
+        upstream = await send(target, state["client"].build_request(
+            "GET", base + "/models", headers=upstream_headers(settings, request.headers,
+                                                              json=False)))
+        await check_status(target, upstream)
+        raw = await upstream.aread()
+        await upstream.aclose()
+        try:
+            listed = [m["id"] for m in json.loads(raw)["data"] if isinstance(m.get("id"), str)]
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise _refuse(target, "bad_input", "the upstream's model list is not readable",
+                          status=502) from None
+        aliases = [client for client, _ in settings.model_map if not _is_glob(client)]
+        return JSONResponse(_model_list(target, list(dict.fromkeys(aliases + listed))))
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        target = _models_client(request)
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        kind: ErrorKind = "not_found" if status == 404 else "invalid_request"
+        return _json_error(error_for(target, kind, f"no route for {request.method} "
+                                     f"{request.url.path} on this gateway", status=status))
+
+    routes = [Route("/v1" + PATHS[fmt], guarded(fmt, relay(fmt)), methods=["POST"])
+              for fmt in PATHS]
+    routes.append(Route("/v1/messages/count_tokens", guarded("messages", count_tokens),
+                        methods=["POST"]))
+    routes.append(Route("/v1/models", guarded("chat", models), methods=["GET"]))
+    return Starlette(routes=routes, lifespan=lifespan,
+                     exception_handlers={404: not_found, 405: not_found})
+
+
+async def _read_json(request: Request, target: str) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise _refuse(target, "invalid_request", "the request body is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise _refuse(target, "invalid_request", "the request body must be a JSON object")
+    return body
+
+
+def _translate(body: dict[str, Any], client: str, upstream: str, settings: Settings,
+               request: Request) -> tuple[dict[str, Any], bool, dict[str, str], dict[str, str]]:
+    """The upstream's request body, whether it streams, the headers request translation asks
+    for, and the tool names to map back (upstream name -> client name)."""
+    from ..request import convert_request
+
+    provider = {k: v for k, v in request.headers.items()
+                if k in ("anthropic-version", "anthropic-beta")}
+    try:
+        conversion = convert_request(body, source=client, target=upstream,
+                                     lenient=settings.lenient, headers=provider)
+    except TranslateError as exc:
+        raise _refuse(client, "invalid_request", exc.message) from None
+    for loss in conversion.report.entries:
+        log.info("request %s -> %s dropped %s x%d: %s", client, upstream, loss.what,
+                 loss.count, loss.detail)
+    return (conversion.body, conversion.stream, dict(conversion.headers),
+            dict(conversion.tool_names))
+
+
+async def _final_object(upstream: httpx.Response, source: str, target: str,
+                        headers: dict[str, str], options: dict[str, Any]) -> Response:
+    """`stream: false`: the upstream's final object as the client's."""
+    try:
+        raw = await upstream.aread()
+    except httpx.HTTPError as exc:
+        log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
+        raise _refuse(target, "api_error", "the upstream connection failed",
+                      status=502) from None
+    finally:
+        await upstream.aclose()
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        raise _refuse(target, "bad_input", "the upstream's answer is not a JSON object")
+    if source == target:
+        return Response(raw, media_type="application/json", headers=headers)
+    losses: list[Loss] = []
+    try:
+        out = convert_object(obj, source=source, target=target, report=losses, **options)
+    except UpstreamError as exc:  # a failed final object (e.g. response.failed)
+        raise _refuse(target, exc.kind, exc.message) from None  # type: ignore[arg-type]
+    except TranslateError as exc:
+        log.warning("upstream answer not convertible: %s", exc)
+        raise _refuse(target, "bad_input", f"the upstream's answer could not be converted: "
+                      f"{exc.message}") from None
+    _log_losses(source, target, losses)
+    return JSONResponse(out, headers=headers)
+
+
+def _log_losses(source: str, target: str, losses: list[Loss]) -> None:
+    for loss in losses:
+        log.info("%s -> %s lost %s x%d (%s %s): %s", source, target, loss.what, loss.count,
+                 loss.stage, loss.format, loss.detail)
+
+
+def _models_client(request: Request) -> str:
+    """Which SDK is asking, for routes every SDK shares: Anthropic's sends `anthropic-version`
+    (and `x-api-key`), OpenAI's neither."""
+    headers = request.headers
+    return "messages" if "anthropic-version" in headers or "x-api-key" in headers else "chat"
+
+
+def _is_glob(name: str) -> bool:
+    return any(ch in name for ch in "*?[")
+
+
+def _model_list(target: str, ids: list[str]) -> dict[str, Any]:
+    if vendor_of(target) == "anthropic":
+        data = [{"type": "model", "id": i, "display_name": i,
+                 "created_at": "1970-01-01T00:00:00Z"} for i in ids]
+        return {"data": data, "has_more": False, "first_id": ids[0] if ids else None,
+                "last_id": ids[-1] if ids else None}
+    return {"object": "list",
+            "data": [{"id": i, "object": "model", "created": 0, "owned_by": "upstream"}
+                     for i in ids]}

@@ -1,0 +1,123 @@
+"""The streamed answer: an ASGI response that relays converted bytes, keeps an idle connection
+alive, and stops everything when the client hangs up.
+
+Theory of operation. `EventStream.__call__` sends the response head, then runs in one task
+group: this task, which iterates the converted stream (`translate.aconvert` over the upstream
+body) and writes each piece as it comes; a watcher that waits for the client's
+`http.disconnect`; and, with `keepalive`, a timer that writes an SSE comment (`: keepalive`,
+which the SSE grammar makes every client skip) once nothing was written for `keepalive`
+seconds, only between whole events. A lock keeps the two writers' messages whole; the relay
+takes it without yielding when it is free, so the hot path costs no extra task switch. A
+disconnect cancels the group: the cancellation unwinds through `aconvert`, which closes the
+upstream generator, which closes the upstream response. The async generators are iterated and
+closed in one task, so no cancel scope crosses a `yield` of another task.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
+
+import anyio
+from starlette.types import Receive, Scope, Send
+
+from .upstream import UpstreamBroke
+
+__all__ = ["KEEPALIVE", "EventStream"]
+
+log = logging.getLogger("translate.gateway")
+
+KEEPALIVE = b": keepalive\n\n"
+"""An SSE comment: no event, skipped by every conforming client (spec/sse.md)."""
+
+_EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
+
+
+class _Writer:
+    """The response body's writer, shared by the relay and the keepalive timer."""
+
+    __slots__ = ("at_boundary", "last", "lock", "send")
+
+    def __init__(self, send: Send) -> None:
+        self.send = send
+        self.lock = anyio.Lock()
+        self.last = time.monotonic()
+        self.at_boundary = True
+
+    async def write(self, chunk: bytes) -> None:
+        lock = self.lock
+        try:
+            lock.acquire_nowait()  # free almost always: no checkpoint, no task switch
+        except anyio.WouldBlock:
+            await lock.acquire()
+        try:
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        finally:
+            lock.release()
+        self.last = time.monotonic()
+        self.at_boundary = chunk.endswith(_EVENT_ENDS)
+
+
+class EventStream:
+    """A `text/event-stream` response of `chunks` (an ASGI app, as Starlette responses are)."""
+
+    def __init__(self, chunks: AsyncIterator[bytes], *, keepalive: float | None,
+                 headers: Mapping[str, str] | None = None,
+                 on_done: Callable[[], None] | None = None) -> None:
+        self.chunks = chunks
+        self.keepalive = keepalive
+        self.headers = {"content-type": "text/event-stream; charset=utf-8",
+                        "cache-control": "no-cache", "x-accel-buffering": "no",
+                        **(headers or {})}
+        self.on_done = on_done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(k.encode("latin-1"), v.encode("latin-1"))
+                                for k, v in self.headers.items()]})
+        writer = _Writer(send)
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_watch_disconnect, receive, group.cancel_scope)
+                if self.keepalive:
+                    group.start_soon(_keep_alive, writer, self.keepalive)
+                await self._relay(writer)
+                async with writer.lock:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                group.cancel_scope.cancel()  # the watcher and the timer
+        except OSError:  # the client went away while we wrote (ASGI 2.4 servers raise)
+            pass
+        finally:
+            if self.on_done is not None:
+                self.on_done()
+
+    async def _relay(self, writer: _Writer) -> None:
+        chunks = self.chunks
+        try:
+            async for chunk in chunks:
+                if chunk:
+                    await writer.write(chunk)
+        except UpstreamBroke:
+            pass  # logged where it happened; the converter already wrote the truncation
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):
+                    await aclose()
+
+
+async def _keep_alive(writer: _Writer, interval: float) -> None:
+    while True:
+        await anyio.sleep(max(0.0, writer.last + interval - time.monotonic()))
+        if time.monotonic() - writer.last >= interval and writer.at_boundary:
+            await writer.write(KEEPALIVE)
+
+
+async def _watch_disconnect(receive: Receive, scope: Any) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return

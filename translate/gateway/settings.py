@@ -1,0 +1,78 @@
+"""The gateway's configuration: one upstream, how to reach it, and what clients may do.
+
+Only data lives here (no I/O): `Settings` is built by `stream-translate serve` from its flags
+and by tests directly, and read by the app, the upstream client and the auth mapping.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Final
+
+__all__ = ["CLIENT_FORMATS", "PATHS", "Settings"]
+
+PATHS: Final[dict[str, str]] = {
+    "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
+"""Where each format lives, relative to a base URL ending in `/v1`."""
+
+CLIENT_FORMATS: Final = tuple(PATHS)
+"""The formats the gateway serves and can relay to."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The one upstream this gateway relays to, and its limits."""
+
+    upstream_url: str
+    """Base URL including the version, e.g. `https://api.openai.com/v1`."""
+    upstream_format: str
+    """`chat`, `responses` or `messages`: what the upstream speaks."""
+    api_key: str | None = None
+    """The key sent to the upstream (`Authorization: Bearer` or `x-api-key`, as it expects)."""
+    pass_client_key: bool = False
+    """Without `api_key`: send the client's own key to the upstream. Off by default, so a key
+    meant for one provider never reaches another unless you say so."""
+    client_key: str | None = None
+    """When set, clients must present this key (either header); others get a 401."""
+    model_map: tuple[tuple[str, str], ...] = ()
+    """(client model, upstream model) pairs; the client side may be a glob (`claude-*`, `*`).
+    The first match wins; exact names are tried before globs."""
+    anthropic_version: str = "2023-06-01"
+    """Sent to a messages upstream when the client did not send its own."""
+    timeout: float = 600.0
+    """Seconds to wait for the upstream's next bytes (LLMs can think for minutes)."""
+    connect_timeout: float = 10.0
+    """Seconds to open a connection to the upstream."""
+    max_connections: int = 1000
+    """Upstream connections open at once (one per concurrent request)."""
+    pool_timeout: float = 30.0
+    """Seconds a request waits for a free upstream connection before it gets a 503."""
+    keepalive_interval: float | None = 15.0
+    """While the upstream is silent this long mid-stream, send the client an SSE comment (which
+    every SSE client skips) so idle proxies and load balancers keep the connection; None: off."""
+    lenient: bool = False
+    """Request translation: drop (and log) what the upstream cannot carry instead of refusing
+    the request with a 400."""
+    extra_headers: dict[str, str] = field(default_factory=dict)
+    """Sent to the upstream with every request (e.g. an organisation header)."""
+
+    def __post_init__(self) -> None:
+        if self.upstream_format not in PATHS:
+            raise ValueError(f"upstream format must be one of {', '.join(PATHS)}, "
+                             f"not {self.upstream_format!r}")
+        if not self.upstream_url.startswith(("http://", "https://")):
+            raise ValueError(f"upstream URL must start with http:// or https://, "
+                             f"not {self.upstream_url!r}")
+        if self.max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
+
+    def upstream_model(self, model: str) -> str:
+        """The upstream's name for a client's model (`model_map`; unchanged when none fits)."""
+        for client, upstream in self.model_map:
+            if client == model:
+                return upstream
+        for client, upstream in self.model_map:
+            if fnmatch.fnmatchcase(model, client):
+                return upstream
+        return model

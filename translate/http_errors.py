@@ -1,0 +1,326 @@
+"""HTTP errors between formats: an upstream's non-2xx response as the client format's own.
+
+Streams carry errors as events (`translate.events.Error`); before a stream starts, or for a
+non-streaming call, an API answers with an HTTP status and a JSON error body instead. A gateway
+serving an Anthropic client from an OpenAI upstream (or the other way round) must turn one into
+the other, or the client SDK raises the wrong exception class, retries what it should not (or
+gives up on a 529), and loses the provider's message. This module owns that mapping:
+
+    >>> error = translate.convert_error(429, upstream_body, upstream_headers,
+    ...                                 source="chat", target="messages")
+    >>> error.status, error.body, error.headers      # what to answer the client with
+
+Theory of operation:
+
+1. The upstream error is read in its vendor's vocabulary into an IR `ErrorKind` and a message:
+   Anthropic's `error.type` (`ERROR_TO_IR`), OpenAI's `code`/`type` (`openai_error_kind`, the
+   one OpenAI vocabulary shared with the stream decoders). The status is authoritative and the
+   body refines it only where the two agree (`HTTP_ERRORS`): an OpenAI 401 says
+   `"type": "invalid_request_error"` and `"code": "invalid_api_key"`, which is
+   `authentication`; a 503 whose body just says `server_error` stays `overloaded`.
+2. The client's status comes from the same table: the kind's status for the client's vendor
+   when the upstream's status was the kind's status for the upstream's vendor (529 <-> 503 for
+   `overloaded`, 402 <-> 429 for `billing`), else the upstream's status unchanged (a 409 or a
+   422 keeps its number; both SDKs map any status to a class).
+3. The client's body: between the two OpenAI formats (chat, responses, images) and from
+   Anthropic to Anthropic the provider's error object passes unchanged (its `code`, `param`,
+   `details` included); across vendors it is written by the client format's `error_body`, the
+   same table its stream encoder uses, with the provider's message kept.
+4. Headers: `retry-after`, `retry-after-ms` and `x-should-retry` (what both SDKs' retry logic
+   reads) and the rate-limit headers of both vendors are carried over; on a 429 or 529 without
+   `retry-after`, it is derived from the exhausted limit's reset header. The request id
+   (`request-id` for Anthropic, `x-request-id` for OpenAI) is given under the client's name.
+
+A body that is not JSON (an HTML page from a load balancer, say) becomes
+`"upstream returned HTTP 502"`; a short `text/plain` body is quoted, nothing else is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import math
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, Literal
+
+from .events import ErrorKind
+from .formats import FORMATS
+from .formats._openai import openai_error_kind
+
+__all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
+           "request_id_headers", "status_for", "vendor_of"]
+
+Vendor = Literal["anthropic", "openai"]
+
+_VENDORS: Final[dict[str, Vendor]] = {
+    "chat": "openai", "responses": "openai", "images": "openai", "messages": "anthropic"}
+
+HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int]]] = {
+    "invalid_request": (400, 400),
+    "authentication": (401, 401),
+    "billing": (402, 429),  # OpenAI answers insufficient_quota with a 429
+    "permission": (403, 403),
+    "not_found": (404, 404),
+    "request_too_large": (413, 413),
+    "rate_limit": (429, 429),
+    "api_error": (500, 500),
+    "timeout": (504, 504),
+    "overloaded": (529, 503),  # 529 is Anthropic's own; OpenAI says 503
+    "truncated": (502, 502),  # the upstream broke off: a bad gateway
+    "bad_input": (502, 502),  # the upstream answered something unreadable
+}
+"""The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status). The error body's `type`
+per format comes from that format's own error table (`error_body` in `formats/*/fold.py`), so a
+status error and a mid-stream error event of the same kind say the same thing."""
+
+_VENDOR_ORDER: Final[tuple[Vendor, Vendor]] = ("anthropic", "openai")
+_STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
+    # a later row wins a shared status: an OpenAI 429 is rate_limit unless its body says quota
+    vendor: {statuses[i]: kind for kind, statuses in HTTP_ERRORS.items()
+             if kind not in ("truncated", "bad_input")}
+    for i, vendor in enumerate(_VENDOR_ORDER)
+}
+_STATUS_KINDS["openai"][402] = "billing"  # OpenRouter's "insufficient credits"
+_STATUS_KINDS["anthropic"][503] = _STATUS_KINDS["openai"][503] = "overloaded"
+_STATUS_KINDS["anthropic"][408] = _STATUS_KINDS["openai"][408] = "timeout"
+_STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
+
+
+
+def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
+    """The format's non-streaming error body (`error_body` in `formats/<format>/fold.py`, the
+    table its stream encoder uses too); formats are imported when first needed."""
+    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
+    body: dict[str, Any] = module.error_body(kind, message)
+    return body
+
+
+_REQUEST_ID: Final[dict[Vendor, str]] = {"anthropic": "request-id", "openai": "x-request-id"}
+
+_PASSED: Final = ("retry-after", "retry-after-ms", "x-should-retry")
+_RATE_LIMIT_PREFIXES: Final = ("x-ratelimit-", "anthropic-ratelimit-")
+
+_NON_JSON_EXCERPT = 200
+
+
+@dataclass(frozen=True, slots=True)
+class HTTPError:
+    """An error response for a client: its status, JSON body and headers."""
+
+    status: int
+    """The HTTP status to answer with."""
+    body: dict[str, Any]
+    """The error body in the client format's shape."""
+    headers: dict[str, str]
+    """Lower-case header names: retry hints, rate-limit headers, the request id."""
+    kind: ErrorKind
+    """The IR kind the error was read as."""
+    message: str
+    """The provider's message (or ours, for an error without one)."""
+
+
+def status_for(kind: ErrorKind, vendor: Vendor) -> int:
+    """The HTTP status of an error kind at a vendor (`HTTP_ERRORS`)."""
+    return HTTP_ERRORS[kind][0 if vendor == "anthropic" else 1]
+
+
+def vendor_of(format: str) -> Vendor:
+    """`"anthropic"` for messages, `"openai"` for chat, responses and images."""
+    try:
+        return _VENDORS[format]
+    except KeyError:
+        raise ValueError(f"unknown format {format!r}; expected one of "
+                         f"{', '.join(FORMATS)}") from None
+
+
+def error_for(target: str, kind: ErrorKind, message: str, *, status: int | None = None,
+              headers: Mapping[str, str] | None = None) -> HTTPError:
+    """An error of our own (the gateway's) in the `target` format: the kind's status for the
+    target's vendor unless `status` is given."""
+    vendor = vendor_of(target)
+    code = status if status is not None else status_for(kind, vendor)
+    return HTTPError(status=code, body=_error_body(target, kind, message),
+                     headers=dict(headers or {}), kind=kind, message=message)
+
+
+def convert_error(status: int, body: bytes | str | dict[str, Any] | None,
+                  headers: Mapping[str, str] | None = None, *, source: str, target: str,
+                  now: float | None = None) -> HTTPError:
+    """The client's error response for an upstream's non-2xx response.
+
+    `body` is the upstream's raw body (or its parsed JSON), `headers` its response headers
+    (any mapping; names are matched case-insensitively), `source` the upstream's format and
+    `target` the client's. `now` (a POSIX time, default the current time) is only used to turn
+    an Anthropic rate-limit reset date into a `retry-after`."""
+    if status < 400:
+        raise ValueError(f"convert_error: status {status} is not an error")
+    up, down = vendor_of(source), vendor_of(target)
+    lowered = {k.lower(): v for k, v in (headers or {}).items()}
+    obj, message = _read_body(body, status, lowered.get("content-type", ""))
+    error = _error_object(obj)
+    kind = _kind(status, error, up)
+    client_status = status_for(kind, down) if status == status_for(kind, up) else status
+    if up == down and error is not None and obj is not None:
+        out = _same_vendor_body(obj, error, target, kind, message)
+    else:
+        out = _error_body(target, kind, message)
+    return HTTPError(status=client_status, body=out,
+                     headers=_headers(lowered, status, up, down, now), kind=kind,
+                     message=message)
+
+
+def _read_body(body: bytes | str | dict[str, Any] | None, status: int, content_type: str
+               ) -> tuple[dict[str, Any] | None, str]:
+    """The parsed body (None when it is not a JSON object) and the provider's message."""
+    fallback = f"upstream returned HTTP {status}"
+    if isinstance(body, dict):
+        obj: Any = body
+    else:
+        raw = body.encode() if isinstance(body, str) else (body or b"")
+        try:
+            obj = json.loads(raw)
+        except ValueError:
+            obj = None
+        if not isinstance(obj, dict):
+            text = raw.decode("utf-8", "replace").strip()
+            if text and content_type.startswith("text/plain"):
+                text = " ".join(text.split())[:_NON_JSON_EXCERPT]
+                return None, f"{fallback}: {text}"
+            return None, fallback
+    error = _error_object(obj)
+    for where in (error, obj):
+        if where is not None:
+            for key in ("message", "detail", "error_description"):
+                value = where.get(key)
+                if isinstance(value, str) and value:
+                    return obj, value
+    if isinstance(obj.get("error"), str) and obj["error"]:
+        return obj, obj["error"]
+    return obj, fallback
+
+
+def _error_object(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`obj["error"]` when it is an object (both vendors nest it), else a flat error such as
+    vLLM's `{"object": "error", "message": ..., "type": ...}`."""
+    if obj is None:
+        return None
+    error = obj.get("error")
+    if isinstance(error, dict):
+        return error
+    return obj if "message" in obj or "type" in obj else None
+
+
+def _kind(status: int, error: dict[str, Any] | None, vendor: Vendor) -> ErrorKind:
+    """The status's kind, refined by the body's where the table says they agree."""
+    by_status = _STATUS_KINDS[vendor].get(status) or (
+        "api_error" if status >= 500 else "invalid_request")
+    if error is None:
+        return by_status
+    if vendor == "anthropic":
+        from .formats.messages.wire import ERROR_TO_IR
+
+        typ = error.get("type")
+        by_body: ErrorKind | None = ERROR_TO_IR.get(typ) if isinstance(typ, str) else None
+    else:
+        by_body = openai_error_kind(error)
+    if by_body is not None and status_for(by_body, vendor) == status:
+        return by_body
+    return by_status
+
+
+def _same_vendor_body(obj: dict[str, Any], error: dict[str, Any], target: str,
+                      kind: ErrorKind, message: str) -> dict[str, Any]:
+    """The provider's own error object, in the envelope of `target`."""
+    if target == "messages":
+        if obj.get("type") == "error" and obj.get("error") is error:
+            return obj
+        return {"type": "error", "error": {**error, "message": message}}
+    shaped = _error_body(target, kind, message)["error"]
+    return {"error": {**shaped, **error, "message": message}}
+
+
+def _headers(upstream: dict[str, str], status: int, up: Vendor, down: Vendor,
+             now: float | None) -> dict[str, str]:
+    out: dict[str, str] = {name: upstream[name] for name in _PASSED if name in upstream}
+    for name, value in upstream.items():
+        if name.startswith(_RATE_LIMIT_PREFIXES):
+            out[name] = value
+    out.update(_request_id(upstream, up, down))
+    if status in (429, 529, 503) and "retry-after" not in out and "retry-after-ms" not in out:
+        wait = _reset_seconds(upstream, now)
+        if wait is not None:
+            out["retry-after"] = str(wait)
+    return out
+
+
+def request_id_headers(headers: Mapping[str, str], *, source: str, target: str
+                       ) -> dict[str, str]:
+    """The upstream's request id under the client's header name (`request-id` for Anthropic,
+    `x-request-id` for OpenAI), for successful answers too."""
+    return _request_id({k.lower(): v for k, v in headers.items()}, vendor_of(source),
+                       vendor_of(target))
+
+
+def _request_id(upstream: dict[str, str], up: Vendor, down: Vendor) -> dict[str, str]:
+    request_id = upstream.get(_REQUEST_ID[up]) or upstream.get(_REQUEST_ID[down])
+    return {_REQUEST_ID[down]: request_id} if request_id else {}
+
+
+def _reset_seconds(headers: dict[str, str], now: float | None) -> int | None:
+    """Seconds until the soonest reset of a limit that is used up (remaining 0), from OpenAI's
+    `x-ratelimit-reset-<limit>` durations ("1s", "6m0s", "120ms") or Anthropic's
+    `anthropic-ratelimit-<limit>-reset` dates; None when no exhausted limit says."""
+    waits: list[float] = []
+    for name, value in headers.items():
+        if value.strip() != "0":
+            continue
+        if name.startswith("x-ratelimit-remaining-"):
+            reset = headers.get("x-ratelimit-reset-" + name[len("x-ratelimit-remaining-"):])
+            seconds = _duration(reset) if reset else None
+            if seconds is not None:
+                waits.append(seconds)
+        elif name.startswith("anthropic-ratelimit-") and name.endswith("-remaining"):
+            reset = headers.get(name[: -len("remaining")] + "reset")
+            if reset:
+                try:
+                    at = datetime.fromisoformat(reset.replace("Z", "+00:00")).timestamp()
+                except ValueError:
+                    continue
+                waits.append(max(0.0, at - (now if now is not None else time.time())))
+    if not waits:
+        return None
+    return max(1, math.ceil(min(waits)))
+
+
+def _duration(text: str) -> float | None:
+    """OpenAI's reset durations: "20ms", "1s", "6m0s", "1h2m3.5s"."""
+    total, number = 0.0, ""
+    i = 0
+    text = text.strip()
+    if not text:
+        return None
+    while i < len(text):
+        ch = text[i]
+        if ch.isdigit() or ch == ".":
+            number += ch
+            i += 1
+            continue
+        unit = "ms" if text.startswith("ms", i) else ch
+        scale = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}.get(unit)
+        if scale is None or not number:
+            return None
+        try:
+            total += float(number) * scale
+        except ValueError:
+            return None
+        number = ""
+        i += len(unit)
+    if number:  # a bare number: seconds
+        try:
+            total += float(number)
+        except ValueError:
+            return None
+    return total

@@ -1,0 +1,843 @@
+"""Request translation: a request body of one API as the request body of another.
+
+    >>> conv = translate.convert_request(body, source="messages", target="chat")
+    >>> upstream_body, report = conv.body, conv.report
+
+Every direction goes through one neutral request model (this module), in the spirit of
+`events.py`: each format reads its body into a `Request` (`formats/<fmt>/request.py`,
+`parse_request`) and writes a `Request` as its body (`build_request`). Six directions, plus
+the same format (parse + build keeps everything, so a gateway can still rename tools), from
+three readers and three writers. This module owns the model, the mapping tables (named
+constants, rendered into docs/requests.md by scripts/gen_requests_doc.py) and `convert_request`;
+the formats own their field shapes.
+
+What the target cannot carry is never dropped silently. Three policies, one per kind of loss:
+
+- *refused*: a field that changes what the model does (`logprobs` to messages, `top_k`, a
+  provider tool the target lacks, an unknown field...). Strict mode (the default) raises
+  `RequestError` naming the field path and the target; `lenient=True` drops it and lists it in
+  the report.
+- *reported*: a change the upstream needs for the conversation to go on and that does not
+  change what was asked (`REPORTED_LOSSES`): reasoning from another provider in the history
+  (only its own provider can verify it: spec/mapping.md §7.5), a cache marker or its TTL the
+  target has no place for, a thinking budget carried as the nearest effort. Done in both modes
+  and listed in the report, so `report` may be non-empty in strict mode.
+- *bookkeeping*: output-item ids and statuses in a Responses history, meaningless to another
+  provider: dropped and reported (`bookkeeping`).
+
+Source-only fields the neutral model does not name (chat `frequency_penalty`, responses
+`truncation`, ...) travel in `Request.extra` and are written back only to their own format.
+
+Tool names and tool-call ids are made valid for the target (`NAME_LIMITS`, `ID_LIMITS`) by a
+deterministic, stateless rewrite (`valid_name`, `valid_id`): the same input always gives the
+same output, so the next turn of a conversation maps the same way. Renamed tools are listed in
+`RequestConversion.tool_names` (target name -> client name); pass that mapping as the
+`tool_names` option of `convert`/`Converter`/`convert_object` so the client sees its own names
+in the response.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NoReturn
+
+from .errors import RequestError
+from .events import _fast_init
+from .report import LossReport
+
+__all__ = [
+    "BUDGET_MIN",
+    "CONTENT",
+    "DEFAULT_MAX_TOKENS",
+    "EFFORT_BUDGET",
+    "FIELD_NAMES",
+    "ID_LIMITS",
+    "NAME_LIMITS",
+    "OPENAI_SHARED",
+    "PARALLEL_TOOL_CALLS",
+    "REPORTED_LOSSES",
+    "REQUEST_FIELDS",
+    "TOOL_CHOICE",
+    "Cache",
+    "Document",
+    "Effort",
+    "FunctionTool",
+    "Image",
+    "Message",
+    "Opaque",
+    "OutputFormat",
+    "Part",
+    "Reasoning",
+    "Refusal",
+    "Request",
+    "RequestContext",
+    "RequestConversion",
+    "Text",
+    "Tool",
+    "ToolCall",
+    "ToolChoice",
+    "ToolResult",
+    "WebSearch",
+    "budget_for",
+    "convert_request",
+    "effort_for",
+    "extra_keys",
+    "field_name",
+    "valid_id",
+    "valid_name",
+]
+
+RequestFormat = Literal["chat", "responses", "messages"]
+"""The formats with a request side (images streams have no request translation)."""
+
+_FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages")
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+# -- the neutral model ------------------------------------------------------------------------
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Cache:
+    """A prompt-cache breakpoint after this block (Anthropic `cache_control`, OpenAI
+    `prompt_cache_breakpoint`)."""
+
+    ttl: str | None = None
+    """The provider's lifetime value (`"5m"`/`"1h"` Anthropic, `"30m"`/`"12h"` OpenAI), or None
+    for the provider's default."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Text:
+    """Text in a message, a system prompt or a tool result."""
+
+    text: str
+    """The text."""
+    cache: Cache | None = None
+    """A cache breakpoint after this block, or None."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name (messages `citations`, responses
+    `annotations`), written back only to the source format."""
+    kind: Literal["text"] = "text"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Refusal:
+    """An assistant refusal in the history (chat `refusal`, responses `refusal` part)."""
+
+    text: str
+    """The refusal text."""
+    kind: Literal["refusal"] = "refusal"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Image:
+    """An input image: base64 data or a URL (exactly one of `data` and `url`)."""
+
+    data: str | None = None
+    """Base64 image data (without a `data:` prefix), or None."""
+    media_type: str | None = None
+    """The MIME type of `data` (`image/png`, ...)."""
+    url: str | None = None
+    """An http(s) URL, or None."""
+    detail: str | None = None
+    """OpenAI's `detail` (`low`, `high`, `original`); None for the default (`auto`)."""
+    cache: Cache | None = None
+    """A cache breakpoint after this block, or None."""
+    kind: Literal["image"] = "image"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Document:
+    """An input document: a PDF as base64 data or a URL, or plain text."""
+
+    media_type: str
+    """`application/pdf` or `text/plain`."""
+    data: str | None = None
+    """Base64 PDF data, or the text of a `text/plain` document; None with `url`."""
+    url: str | None = None
+    """A URL of the PDF, or None."""
+    title: str | None = None
+    """The document's title or file name (messages `title`, OpenAI `filename`)."""
+    cache: Cache | None = None
+    """A cache breakpoint after this block, or None."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name (messages `context`, `citations`)."""
+    kind: Literal["document"] = "document"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolCall:
+    """An assistant's call of a client tool, in the history."""
+
+    id: str
+    """The call id the result refers to (chat `tool_calls[].id`, responses `call_id`,
+    messages `tool_use.id`), as the client sent it."""
+    name: str
+    """The tool name, as the client knows it."""
+    arguments: str
+    """The arguments as JSON text."""
+    cache: Cache | None = None
+    """A cache breakpoint after this block, or None."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name (responses item `id`, `status`)."""
+    kind: Literal["tool_call"] = "tool_call"
+
+
+ResultPart = Text | Image | Document
+"""What a tool result may contain."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolResult:
+    """The result of a tool call, sent by the client (in a user turn)."""
+
+    call_id: str
+    """The id of the call it answers, as the client sent it."""
+    content: tuple[ResultPart, ...]
+    """The result: text, images, documents (a plain string result is one `Text`)."""
+    is_error: bool = False
+    """True when the tool failed (messages `is_error`)."""
+    cache: Cache | None = None
+    """A cache breakpoint after this block, or None."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name."""
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Opaque:
+    """A block or item only its own format can read, kept whole: reasoning proofs (messages
+    `thinking` with its `signature`, `redacted_thinking`; responses `reasoning` items with
+    `encrypted_content`), server-tool blocks, built-in tool items."""
+
+    origin: RequestFormat
+    """The format it came from; it is written back, unchanged, only to that format."""
+    raw: Mapping[str, Any]
+    """The provider's object, complete."""
+    reasoning: bool = False
+    """True for reasoning: to another format it is dropped and reported (only its provider can
+    verify it); anything else opaque is refused there."""
+    kind: Literal["opaque"] = "opaque"
+
+
+Part = Text | Refusal | Image | Document | ToolCall | ToolResult | Opaque
+"""One block of a message."""
+
+Role = Literal["user", "assistant", "system", "developer"]
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """One turn of the conversation. Tool results are parts of a user turn (as in messages);
+    chat `tool` messages and responses `function_call_output` items are read into one."""
+
+    role: Role
+    """Who speaks; `system`/`developer` for instructions inside the conversation."""
+    parts: tuple[Part, ...]
+    """The content, in order."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name (chat `name`, responses `phase`)."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FunctionTool:
+    """A client tool the model may call."""
+
+    name: str
+    """The name, as the client knows it."""
+    description: str | None = None
+    """What the tool does, or None."""
+    parameters: Mapping[str, Any] | None = None
+    """The JSON schema of the arguments, or None (no parameters)."""
+    strict: bool | None = None
+    """Whether the arguments must follow the schema exactly (OpenAI `strict`, messages
+    `strict`), None when not said."""
+    cache: Cache | None = None
+    """A cache breakpoint after this tool (messages `cache_control`), or None."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format keys the model does not name (messages `input_examples`, ...)."""
+    kind: Literal["function"] = "function"
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WebSearch:
+    """The provider-run web search tool (messages `web_search_*`, responses `web_search`,
+    chat `web_search_options`)."""
+
+    allowed_domains: tuple[str, ...] | None = None
+    """Only search these domains, or None."""
+    blocked_domains: tuple[str, ...] | None = None
+    """Never search these domains (messages only), or None."""
+    max_uses: int | None = None
+    """At most this many searches (messages only), or None."""
+    context_size: str | None = None
+    """OpenAI `search_context_size` (`low`, `medium`, `high`), or None."""
+    user_location: Mapping[str, Any] | None = None
+    """`{city, country, region, timezone}` (the approximate location), or None."""
+    raw: Mapping[str, Any] | None = None
+    """The source's tool object, written back unchanged to the source format."""
+    origin: RequestFormat = "messages"
+    """The format `raw` is from."""
+    kind: Literal["web_search"] = "web_search"
+
+
+Tool = FunctionTool | WebSearch | Opaque
+"""A tool definition; `Opaque` holds a provider tool only its own format has."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolChoice:
+    """Which tool the model must use (the rows of `TOOL_CHOICE`)."""
+
+    mode: Literal["auto", "required", "none", "tool"]
+    """`auto` the model decides, `required` some tool, `none` no tool, `tool` the one named."""
+    name: str | None = None
+    """For `tool`: the client's tool name."""
+
+
+Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
+"""OpenAI's `reasoning_effort` values (`none` turns reasoning off)."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Reasoning:
+    """How much the model should think."""
+
+    mode: Literal["enabled", "adaptive", "disabled"] | None
+    """`enabled` a set budget or effort, `adaptive` the model decides (messages), `disabled`
+    off (messages `disabled`, OpenAI effort `none`); None when only an effort was given
+    (messages `output_config.effort` without `thinking`)."""
+    effort: Effort | None = None
+    """The effort (chat `reasoning_effort`, responses `reasoning.effort`, messages
+    `output_config.effort`), or None."""
+    budget_tokens: int | None = None
+    """The thinking budget (messages `thinking.budget_tokens`), or None."""
+    summary: str | None = None
+    """Responses `reasoning.summary` (`auto`, `concise`, `detailed`), or None."""
+    display: str | None = None
+    """Messages `thinking.display` (`summarized`, `omitted`), or None."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OutputFormat:
+    """Structured output (chat `response_format`, responses `text.format`, messages
+    `output_config.format`)."""
+
+    type: Literal["text", "json_object", "json_schema"]
+    """Plain text, any JSON object, or JSON following `schema`."""
+    schema: Mapping[str, Any] | None = None
+    """For `json_schema`: the schema."""
+    name: str | None = None
+    """OpenAI's schema name (messages has none), or None."""
+    description: str | None = None
+    """OpenAI's schema description, or None."""
+    strict: bool | None = None
+    """OpenAI's `strict` (messages output formats are always enforced), or None."""
+
+
+@_fast_init
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Request:
+    """A request of any of the three APIs, in one vocabulary."""
+
+    model: str | None = None
+    """The model name as the client sent it (model-name mapping is the gateway's)."""
+    system: tuple[Text, ...] = ()
+    """The leading instructions: messages `system`, responses `instructions`, or the first
+    chat/responses message when its role is `system`/`developer`."""
+    system_role: Literal["system", "developer"] = "system"
+    """The role `system` had in a chat/responses source (`developer` for reasoning models)."""
+    messages: tuple[Message, ...] = ()
+    """The conversation, in order."""
+    tools: tuple[Tool, ...] = ()
+    """The tool definitions."""
+    tool_choice: ToolChoice | None = None
+    """Which tool the model must use, or None for the provider's default (`auto`)."""
+    parallel_tool_calls: bool | None = None
+    """False: at most one tool call per turn (messages `disable_parallel_tool_use`)."""
+    max_tokens: int | None = None
+    """The output limit (chat `max_completion_tokens`/`max_tokens`, responses
+    `max_output_tokens`, messages `max_tokens`), reasoning included."""
+    temperature: float | None = None
+    """Sampling temperature (chat and responses; the messages SDK has none)."""
+    top_p: float | None = None
+    """Nucleus sampling (chat and responses; the messages SDK has none)."""
+    stop: tuple[str, ...] | None = None
+    """Stop sequences (chat `stop`, messages `stop_sequences`; responses has none)."""
+    reasoning: Reasoning | None = None
+    """How much to think, or None for the model's default."""
+    output: OutputFormat | None = None
+    """Structured output, or None for plain text."""
+    verbosity: str | None = None
+    """OpenAI's `verbosity` (chat) / `text.verbosity` (responses), or None."""
+    stream: bool = False
+    """Whether the client asked for a stream."""
+    include_usage: bool | None = None
+    """Usage in the stream: chat `stream_options.include_usage`; always true for a responses or
+    messages stream, so a chat target asks for it."""
+    metadata: Mapping[str, str] | None = None
+    """Chat/responses `metadata` (string pairs); messages has only `user_id` (see `user`)."""
+    user: str | None = None
+    """The end user's id: chat/responses `user`, messages `metadata.user_id`."""
+    n: int | None = None
+    """Chat's number of choices (only 1 elsewhere)."""
+    seed: int | None = None
+    """Chat's sampling seed."""
+    logprobs: bool | None = None
+    """Chat's `logprobs` (responses: `include` of `message.output_text.logprobs`)."""
+    top_logprobs: int | None = None
+    """Chat/responses `top_logprobs`."""
+    store: bool | None = None
+    """Chat/responses `store`; None for the provider's default."""
+    previous_response_id: str | None = None
+    """Responses: continue a stored response (its history is on the server)."""
+    openai: Mapping[str, Any] | None = None
+    """Fields chat and responses share with one meaning (`OPENAI_SHARED`)."""
+    extra: Mapping[str, Any] | None = None
+    """Source-format fields the model does not name, written back only to the source."""
+    betas: tuple[str, ...] = ()
+    """`anthropic-beta` values the client sent (a messages source)."""
+    origin: RequestFormat = "chat"
+    """The format this request was read from."""
+
+
+# -- mapping tables ---------------------------------------------------------------------------
+
+DEFAULT_MAX_TOKENS = 8192
+"""`max_tokens` for a messages target when the source set none (messages requires one; the
+OpenAI APIs default to the model's limit): room for the answer, plus the thinking budget when
+thinking is on. A gateway that knows its model passes `default_max_tokens`."""
+
+BUDGET_MIN = 1024
+"""The smallest thinking budget messages accepts."""
+
+EFFORT_BUDGET: dict[str, int] = {
+    "minimal": 1024,
+    "low": 2048,
+    "medium": 8192,
+    "high": 16384,
+    "xhigh": 32768,
+    "max": 65536,
+}
+"""Reasoning effort -> messages `thinking.budget_tokens`. The budget must stay below
+`max_tokens`: one that does not is cut to half of `max_tokens` (at least `BUDGET_MIN`), and
+thinking is disabled when even that does not fit (both reported). A
+budget maps back to the highest effort whose budget it reaches (`effort_for`): 1024-2047 is
+`minimal`, 2048-8191 `low`, ..., 65536 and more `max`; below 1024 is `minimal`."""
+
+TOOL_CHOICE: dict[str, dict[RequestFormat, Any]] = {
+    "auto": {"chat": "auto", "responses": "auto", "messages": {"type": "auto"}},
+    "required": {"chat": "required", "responses": "required", "messages": {"type": "any"}},
+    "none": {"chat": "none", "responses": "none", "messages": {"type": "none"}},
+    "tool": {"chat": {"type": "function", "function": {"name": "NAME"}},
+             "responses": {"type": "function", "name": "NAME"},
+             "messages": {"type": "tool", "name": "NAME"}},
+}
+"""`ToolChoice.mode` -> each format's `tool_choice` (`NAME` is the tool's name)."""
+
+PARALLEL_TOOL_CALLS: dict[RequestFormat, str] = {
+    "chat": "parallel_tool_calls: false",
+    "responses": "parallel_tool_calls: false",
+    "messages": "tool_choice.disable_parallel_tool_use: true",
+}
+"""Where each format says "at most one tool call per turn"."""
+
+NAME_LIMITS: dict[RequestFormat, tuple[str, int]] = {
+    "chat": ("a-zA-Z0-9_-", 64),
+    "responses": ("a-zA-Z0-9_-", 64),
+    "messages": ("a-zA-Z0-9_-", 128),
+}
+"""Tool names each API accepts: characters and maximum length (OpenAI "a-z, A-Z, 0-9,
+underscores and dashes, at most 64"; Anthropic `^[a-zA-Z0-9_-]{1,128}$`)."""
+
+ID_LIMITS: dict[RequestFormat, tuple[str | None, int | None]] = {
+    "chat": (None, 40),
+    "responses": (None, 64),
+    "messages": ("a-zA-Z0-9_-", None),
+}
+"""Tool-call ids each API accepts: characters (None: any) and maximum length (None: no
+limit). Chat rejects ids over 40 characters ("expected a string with maximum length 40"),
+messages ids outside `^[a-zA-Z0-9_-]+$`."""
+
+OPENAI_SHARED: tuple[str, ...] = ("prompt_cache_key", "safety_identifier",
+                                  "prompt_cache_retention")
+"""Top-level fields chat and responses both have, with one meaning."""
+
+REPORTED_LOSSES: dict[str, str] = {
+    "reasoning": "reasoning from another provider in the history (a messages thinking or "
+                 "redacted_thinking block, a responses reasoning item): only its own provider "
+                 "can verify it, so it is dropped",
+    "cache_control": "a cache breakpoint where the target has none (a tool definition, a "
+                     "tool call, a chat or responses tool result wrapper)",
+    "cache_ttl": "a cache lifetime the target does not offer (Anthropic 5m/1h, OpenAI "
+                 "30m/12h): the breakpoint is kept with the target's default lifetime",
+    "reasoning_budget": "a thinking budget carried as the nearest effort (`EFFORT_BUDGET`), "
+                        "or an effort carried as a budget kept below max_tokens",
+    "reasoning_mode": "adaptive thinking carried as an effort (OpenAI has no adaptive mode), "
+                      "or thinking disabled because max_tokens leaves no room for the "
+                      "smallest budget",
+    "is_error": "the is_error flag of a tool result (OpenAI has no field): the error text "
+                "still reaches the model",
+    "tool_result_image": "images of a chat tool result moved to a user message right after "
+                         "the tool messages (a chat tool message carries only text)",
+    "refusal": "an assistant refusal carried as text (messages has no refusal channel)",
+    "schema_name": "the name/description of a JSON schema output format (messages has none)",
+    "reasoning_summary": "responses reasoning.summary or messages thinking.display for a "
+                         "target that decides itself how reasoning is shown",
+    "parallel_tool_calls": "parallel_tool_calls with tool_choice none (no effect)",
+    "no_tools": "tool_choice or parallel_tool_calls without tools (OpenAI rejects them; they "
+                "have no effect)",
+    "store": "a responses request without `store` (stored by default) for a target that "
+             "stores nothing",
+    "beta": "an anthropic-beta value for a non-Anthropic target",
+    "bookkeeping": "output-item ids and statuses of a responses history",
+    "role": "a developer message carried as a system message (messages has no developer role)",
+}
+"""What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
+
+
+REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
+    "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`"},
+    "system": {"chat": "first message, role `system` or `developer`",
+               "responses": "`instructions` (or a leading system/developer message)",
+               "messages": "`system`"},
+    "messages": {"chat": "`messages`", "responses": "`input`", "messages": "`messages`"},
+    "tools": {"chat": "`tools`, web search as `web_search_options`", "responses": "`tools`",
+              "messages": "`tools`"},
+    "tool_choice": {"chat": "`tool_choice`", "responses": "`tool_choice`",
+                    "messages": "`tool_choice`"},
+    "parallel_tool_calls": {"chat": "`parallel_tool_calls`",
+                            "responses": "`parallel_tool_calls`",
+                            "messages": "`tool_choice.disable_parallel_tool_use` (negated)"},
+    "max_tokens": {"chat": "`max_completion_tokens` (`max_tokens` is read too)",
+                   "responses": "`max_output_tokens`",
+                   "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)"},
+    "temperature": {"chat": "`temperature`", "responses": "`temperature`", "messages": None},
+    "top_p": {"chat": "`top_p`", "responses": "`top_p`", "messages": None},
+    "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`"},
+    "reasoning": {"chat": "`reasoning_effort`",
+                  "responses": "`reasoning.effort`, `reasoning.summary`",
+                  "messages": "`thinking` (`budget_tokens`, `adaptive`, `disabled`), "
+                              "`output_config.effort`"},
+    "output": {"chat": "`response_format`", "responses": "`text.format`",
+               "messages": "`output_config.format` (json_schema only)"},
+    "verbosity": {"chat": "`verbosity`", "responses": "`text.verbosity`", "messages": None},
+    "stream": {"chat": "`stream`", "responses": "`stream`", "messages": "`stream`"},
+    "include_usage": {"chat": "`stream_options.include_usage`", "responses": "(always)",
+                      "messages": "(always)"},
+    "metadata": {"chat": "`metadata`", "responses": "`metadata`", "messages": None},
+    "user": {"chat": "`user`", "responses": "`user`", "messages": "`metadata.user_id`"},
+    "n": {"chat": "`n`", "responses": None, "messages": None},
+    "seed": {"chat": "`seed`", "responses": None, "messages": None},
+    "logprobs": {"chat": "`logprobs`", "responses": "`include: [message.output_text.logprobs]`",
+                 "messages": None},
+    "top_logprobs": {"chat": "`top_logprobs`", "responses": "`top_logprobs`", "messages": None},
+    "store": {"chat": "`store`", "responses": "`store` (false when the source is stateless)",
+              "messages": None},
+    "previous_response_id": {"chat": None, "responses": "`previous_response_id`",
+                             "messages": None},
+    "openai": {"chat": "`prompt_cache_key`, `safety_identifier`, `prompt_cache_retention`",
+               "responses": "`prompt_cache_key`, `safety_identifier`, "
+                            "`prompt_cache_retention`", "messages": None},
+}
+"""Each `Request` field and where each format keeps it; None: the format has no place for it,
+so a request setting it is refused there (dropped and reported when lenient). `n` of 1 and
+`store` false are carried everywhere (they are the defaults)."""
+
+CONTENT: dict[str, dict[RequestFormat, str | None]] = {
+    "Text": {"chat": "string content or `text` part", "responses": "`input_text` part "
+             "(assistant: a message item with string content)", "messages": "`text` block"},
+    "Cache": {"chat": "`prompt_cache_breakpoint` of a part",
+              "responses": "`prompt_cache_breakpoint` of a part",
+              "messages": "`cache_control` of a block or tool"},
+    "Image": {"chat": "`image_url` part (base64 as a data URL)",
+              "responses": "`input_image` part (base64 as a data URL)",
+              "messages": "`image` block (`base64` or `url` source; no `detail`)"},
+    "Document": {"chat": "`file` part, base64 PDF only (`filename`)",
+                 "responses": "`input_file` part, PDF by data or URL (`filename`)",
+                 "messages": "`document` block (PDF base64 or URL, plain text; `title`)"},
+    "ToolCall": {"chat": "assistant `tool_calls[]`", "responses": "`function_call` item",
+                 "messages": "`tool_use` block"},
+    "ToolResult": {"chat": "`tool` message (text only: images and documents move to a user "
+                           "message after the tool messages; no `is_error`)",
+                   "responses": "`function_call_output` item (string or parts; no "
+                                "`is_error`)",
+                   "messages": "`tool_result` block (`is_error`)"},
+    "Refusal": {"chat": "assistant `refusal`", "responses": "assistant text (reported)",
+                "messages": "text (reported)"},
+    "Opaque (reasoning)": {"chat": None, "responses": "`reasoning` item, as sent",
+                           "messages": "`thinking` / `redacted_thinking` block, as sent"},
+    "FunctionTool": {"chat": "`{type: function, function: {name, description, parameters, "
+                             "strict}}`",
+                     "responses": "`{type: function, name, description, parameters, strict}`",
+                     "messages": "`{name, description, input_schema, strict}`"},
+    "WebSearch": {"chat": "`web_search_options` (context size, location)",
+                  "responses": "`{type: web_search}` (allowed domains, context size, "
+                               "location)",
+                  "messages": "`web_search_20250305` (allowed/blocked domains, max uses, "
+                              "location)"},
+    "Opaque (other)": {"chat": "its own format only", "responses": "its own format only",
+                       "messages": "its own format only"},
+}
+"""Each part of the neutral model and its shape in each format (None: dropped and reported)."""
+
+FIELD_NAMES: dict[RequestFormat, dict[str, str]] = {
+    "chat": {"max_tokens": "max_completion_tokens", "reasoning": "reasoning_effort",
+             "output": "response_format", "include_usage": "stream_options.include_usage"},
+    "responses": {"max_tokens": "max_output_tokens", "output": "text.format",
+                  "verbosity": "text.verbosity", "logprobs": "include",
+                  "system": "instructions", "messages": "input"},
+    "messages": {"stop": "stop_sequences", "reasoning": "thinking",
+                 "output": "output_config.format", "user": "metadata.user_id",
+                 "parallel_tool_calls": "tool_choice.disable_parallel_tool_use"},
+}
+"""Each format's name for a `Request` field where it differs from the attribute (error
+messages and the report name the field as the client sent it)."""
+
+
+def field_name(format: str, attr: str) -> str:
+    """The source format's name of a `Request` attribute (`FIELD_NAMES`)."""
+    names = FIELD_NAMES.get(format)  # type: ignore[call-overload]
+    return names.get(attr, attr) if names else attr
+
+
+def effort_for(budget: int) -> Effort:
+    """The effort whose `EFFORT_BUDGET` a thinking budget reaches (the highest)."""
+    best: Effort = "minimal"
+    for effort, tokens in EFFORT_BUDGET.items():
+        if budget >= tokens:
+            best = effort  # type: ignore[assignment]
+    return best
+
+
+def budget_for(effort: str) -> int:
+    """The thinking budget of an effort (`EFFORT_BUDGET`)."""
+    return EFFORT_BUDGET.get(effort, EFFORT_BUDGET["medium"])
+
+
+def _rewrite(value: str, chars: str | None, limit: int | None) -> str:
+    """`value` when valid, else a deterministic valid rewrite: invalid characters become `_`,
+    and a hash of the original is appended (cut to `limit`), so two different values never meet."""
+    pattern = _PATTERNS.get(chars) if chars else None
+    if pattern is None and chars:
+        pattern = _PATTERNS[chars] = re.compile(f"[^{chars}]")
+    fixed = pattern.sub("_", value) if pattern is not None else value
+    if fixed == value and value and (limit is None or len(value) <= limit):
+        return value
+    digest = hashlib.sha256(value.encode()).hexdigest()[:10]
+    keep = (limit - 11) if limit is not None else len(fixed)
+    return f"{fixed[:keep]}_{digest}" if fixed[:keep] else digest
+
+
+_PATTERNS: dict[str, re.Pattern[str]] = {}
+_CACHE_SIZE = 4096
+_NAME_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
+_ID_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
+
+
+def valid_name(name: str, target: RequestFormat) -> str:
+    """A tool name valid for `target` (`NAME_LIMITS`): unchanged when valid, else a
+    deterministic rewrite ending in a hash of the original."""
+    cache = _NAME_CACHE[target]
+    out = cache.get(name)
+    if out is None:
+        out = _rewrite(name, *NAME_LIMITS[target])
+        if len(cache) < _CACHE_SIZE:  # a bounded memo: the same names recur every turn
+            cache[name] = out
+    return out
+
+
+def valid_id(call_id: str, target: RequestFormat) -> str:
+    """A tool-call id valid for `target` (`ID_LIMITS`), unchanged when valid; deterministic,
+    so a call and its result, in this turn and the next, map to the same id."""
+    cache = _ID_CACHE[target]
+    out = cache.get(call_id)
+    if out is None:
+        out = _rewrite(call_id, *ID_LIMITS[target])
+        if len(cache) < _CACHE_SIZE:
+            cache[call_id] = out
+    return out
+
+
+def extra_keys(block: Mapping[str, Any],
+               known: frozenset[str]) -> dict[str, Any] | None:
+    """The keys of `block` the model does not name, or None (the usual case, checked in C)."""
+    rest = block.keys() - known
+    return {key: block[key] for key in rest} if rest else None
+
+
+# -- the conversion context -------------------------------------------------------------------
+
+class RequestContext:
+    """What readers and writers share for one conversion: the directions, the mode, the report
+    and the renames. Readers and writers call `refuse` for what the other side cannot carry
+    and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
+
+    __slots__ = ("default_max_tokens", "headers", "lenient", "report", "source", "target",
+                 "tool_names")
+
+    def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
+                 default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+        self.source = source
+        self.target = target
+        self.lenient = lenient
+        self.default_max_tokens = default_max_tokens
+        self.report = LossReport()
+        self.tool_names: dict[str, str] = {}
+        self.headers: dict[str, str] = {}
+
+    @property
+    def same(self) -> bool:
+        """True for a same-format conversion (source-only fields are written back)."""
+        return self.source == self.target
+
+    def name(self, attr: str) -> str:
+        """The source's name of a `Request` attribute (`FIELD_NAMES`)."""
+        return field_name(self.source, attr)
+
+    def refuse(self, path: str, detail: str | None = None, *, what: str | None = None) -> None:
+        """The target cannot carry the request field at `path`: raise, or drop and report
+        (`what`, the report's name for it, defaults to the last field name of `path`)."""
+        if self.lenient:
+            self.report.add("encode", self.target, what or _leaf(path),
+                            f"{path}: {detail}" if detail else f"{path}: dropped")
+            return
+        message = (f"{self.target}: cannot carry request field {path!r} ({self.source})"
+                   + (f": {detail}" if detail else "") + "; pass lenient=True to drop it")
+        raise RequestError(message, field=path, source=self.source, target=self.target)
+
+    def unknown(self, path: str) -> None:
+        """The source sent a field its API does not define: raise, or drop and report."""
+        if self.lenient:
+            self.report.add("decode", self.source, _leaf(path), f"{path}: unknown field dropped")
+            return
+        raise RequestError(
+            f"{self.source}: unknown request field {path!r}; pass lenient=True to drop it",
+            field=path, source=self.source, target=self.target)
+
+    def lose(self, what: str, detail: str) -> None:
+        """Drop or change something in both modes (a `REPORTED_LOSSES` kind) and report it."""
+        self.report.add("encode", self.target, what, detail)
+
+    def invalid(self, path: str, expected: str, got: Any) -> NoReturn:
+        """The source body is malformed at `path`."""
+        shown = type(got).__name__ if not isinstance(got, str | int | float) else repr(got)
+        raise RequestError(f"{self.source}: request field {path!r} must be {expected}, "
+                           f"not {shown[:80]}", field=path, source=self.source,
+                           target=self.target)
+
+    def extra(self, path: str, extra: Mapping[str, Any], into: dict[str, Any],
+              bookkeeping: frozenset[str] = frozenset()) -> None:
+        """Source-only keys: written into `into` for the same format, else refused (or, for
+        `bookkeeping` keys, dropped and reported)."""
+        if not extra:
+            return
+        if self.same:
+            into.update(extra)
+            return
+        for key in extra:
+            if key in bookkeeping:
+                self.lose("bookkeeping", f"{path}.{key}")
+            else:
+                self.refuse(f"{path}.{key}")
+
+    def tool_name(self, name: str) -> str:
+        """The client's tool name as valid for the target; a changed name is recorded. A
+        same-format request keeps its names (the upstream is the API the client targets)."""
+        if self.source == self.target:
+            return name
+        out = valid_name(name, self.target)
+        if out != name:
+            self.tool_names[out] = name
+        return out
+
+    def call_id(self, call_id: str) -> str:
+        """The client's tool-call id as valid for the target (unchanged for the same format)."""
+        if self.source == self.target:
+            return call_id
+        return valid_id(call_id, self.target)
+
+    def opaque(self, path: str, part: Opaque) -> dict[str, Any] | None:
+        """An opaque block or item: its raw object for its own format; else None, after
+        dropping reasoning (reported) or refusing anything else."""
+        if part.origin == self.target:
+            return dict(part.raw)
+        if part.reasoning:
+            self.lose("reasoning", f"{path}: {part.raw.get('type')} from {part.origin}")
+        else:
+            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}", what="opaque")
+        return None
+
+
+def _leaf(path: str) -> str:
+    """The last field name of a path (`messages[2].content[0].detail` -> `detail`)."""
+    leaf = path.rsplit(".", 1)[-1]
+    return leaf.split("[", 1)[0] or path
+
+
+# -- the public entry point -------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class RequestConversion:
+    """The result of `convert_request`."""
+
+    body: dict[str, Any]
+    """The target API's request body."""
+    report: LossReport
+    """What was dropped or changed: fields lenient mode dropped, and the `REPORTED_LOSSES`
+    (in both modes)."""
+    tool_names: dict[str, str]
+    """Target-side tool name -> the client's own name, for the names that had to change; pass
+    it as the `tool_names` option of `convert`/`Converter`/`convert_object`."""
+    headers: dict[str, str]
+    """Headers the target needs for what the request uses (`anthropic-beta` for a messages
+    target), possibly empty."""
+    stream: bool
+    """Whether the client asked for a stream."""
+
+
+def _format_module(format: str) -> Any:
+    if format not in _FORMATS:
+        raise ValueError(f"unknown request format {format!r}; expected one of "
+                         f"{', '.join(_FORMATS)}")
+    return importlib.import_module(f"{__package__}.formats.{format}.request")
+
+
+def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenient: bool = False,
+                    headers: Mapping[str, str] | None = None,
+                    default_max_tokens: int = DEFAULT_MAX_TOKENS) -> RequestConversion:
+    """Translate a request body of `source` format into a request body of `target` format.
+
+    Raises `RequestError` for a field the target cannot carry (naming its path and the
+    target) unless `lenient`, which drops it and lists it in the report. `headers` are the
+    client's request headers (its `anthropic-beta` values are read for a messages source).
+    `default_max_tokens` is the messages `max_tokens` when the source set none."""
+    reader, writer = _format_module(source), _format_module(target)
+    if not isinstance(body, Mapping):
+        raise RequestError(f"{source}: a request body must be a JSON object, not "
+                           f"{type(body).__name__}", source=source, target=target)
+    ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]
+                         default_max_tokens=default_max_tokens)
+    request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
+    out: dict[str, Any] = writer.build_request(request, ctx)
+    return RequestConversion(body=out, report=ctx.report, tool_names=ctx.tool_names,
+                             headers=ctx.headers, stream=request.stream)
