@@ -487,7 +487,8 @@ REPORTED_LOSSES: dict[str, str] = {
                  "redacted_thinking block, a responses reasoning item): only its own provider "
                  "can verify it, so it is dropped",
     "cache_control": "a cache breakpoint where the target has none (a tool definition, a "
-                     "tool call, a chat or responses tool result wrapper)",
+                     "tool call, a chat or responses tool result wrapper, messages' "
+                     "top-level `cache_control`)",
     "cache_ttl": "a cache lifetime the target does not offer (Anthropic 5m/1h, OpenAI "
                  "30m/12h): the breakpoint is kept with the target's default lifetime",
     "reasoning_budget": "a thinking budget carried as the nearest effort (`EFFORT_BUDGET`), "

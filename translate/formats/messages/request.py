@@ -260,6 +260,8 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         elif key not in _MODELLED:
             if ctx.same:
                 extra[key] = value
+            elif key == "cache_control":  # automatic caching: a hint, as breakpoints are
+                ctx.lose("cache_control", "cache_control: the top-level cache breakpoint")
             else:
                 ctx.refuse(key)
     messages = body.get("messages")
