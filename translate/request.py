@@ -816,11 +816,18 @@ class RequestConversion:
     """Whether the client asked for a stream."""
 
 
+_MODULES: dict[str, Any] = {}
+
+
 def _format_module(format: str) -> Any:
-    if format not in _FORMATS:
-        raise ValueError(f"unknown request format {format!r}; expected one of "
-                         f"{', '.join(_FORMATS)}")
-    return importlib.import_module(f"{__package__}.formats.{format}.request")
+    module = _MODULES.get(format)
+    if module is None:
+        if format not in _FORMATS:
+            raise ValueError(f"unknown request format {format!r}; expected one of "
+                             f"{', '.join(_FORMATS)}")
+        module = _MODULES[format] = importlib.import_module(
+            f"{__package__}.formats.{format}.request")
+    return module
 
 
 def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenient: bool = False,
@@ -833,7 +840,7 @@ def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenien
     client's request headers (its `anthropic-beta` values are read for a messages source).
     `default_max_tokens` is the messages `max_tokens` when the source set none."""
     reader, writer = _format_module(source), _format_module(target)
-    if not isinstance(body, Mapping):
+    if type(body) is not dict and not isinstance(body, Mapping):
         raise RequestError(f"{source}: a request body must be a JSON object, not "
                            f"{type(body).__name__}", source=source, target=target)
     ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]

@@ -90,14 +90,15 @@ _TEXT_KEYS = frozenset({"type", "text", "prompt_cache_breakpoint"})
 
 # -- reading ------------------------------------------------------------------------------
 
-def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
+def _content_part(part: Any, ctx: RequestContext, where: str, i: int) -> Part:
+    """Part `i` of the list at `where` (its path is built for error messages only)."""
     if not isinstance(part, dict):
-        ctx.invalid(path, "a content part", part)
+        ctx.invalid(f"{where}[{i}]", "a content part", part)
     kind = part.get("type")
     if kind in ("input_text", "output_text"):
         text = part.get("text")
         if not isinstance(text, str):
-            ctx.invalid(f"{path}.text", "a string", text)
+            ctx.invalid(f"{where}[{i}].text", "a string", text)
         extra = _extra(part, _TEXT_KEYS) or {}
         if kind == "output_text" and not extra.get("annotations"):
             extra.pop("annotations", None)
@@ -129,7 +130,7 @@ def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
             return Document(media_type="application/pdf", url=part["file_url"], title=title,
                             cache=cache_of(part))
     if not isinstance(kind, str):
-        ctx.invalid(f"{path}.type", "a part type", kind)
+        ctx.invalid(f"{where}[{i}].type", "a part type", kind)
     return Opaque(origin="responses", raw=part)
 
 
@@ -138,7 +139,7 @@ def _content(content: Any, ctx: RequestContext, path: str) -> tuple[Part, ...]:
         return (Text(text=content),)
     if not isinstance(content, list):
         ctx.invalid(path, "a string or a list of parts", content)
-    return tuple(_content_part(p, ctx, f"{path}[{i}]") for i, p in enumerate(content))
+    return tuple([_content_part(p, ctx, path, i) for i, p in enumerate(content)])
 
 
 class _Turns:
@@ -173,16 +174,15 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     system: tuple[Text, ...] | None = None
     system_role = "system"
     for i, item in enumerate(items):
-        path = f"input[{i}]"
         if not isinstance(item, dict):
-            ctx.invalid(path, "an input item", item)
+            ctx.invalid(f"input[{i}]", "an input item", item)
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
             if role not in ("user", "assistant", "system", "developer"):
-                ctx.invalid(f"{path}.role", "user, assistant, system or developer", role)
+                ctx.invalid(f"input[{i}].role", "user, assistant, system or developer", role)
             extra = _extra(item, _MESSAGE_KEYS)
-            parts = _content(item.get("content"), ctx, f"{path}.content")
+            parts = _content(item.get("content"), ctx, f"input[{i}].content")
             if i == 0 and role in ("system", "developer") and not extra \
                     and all(p.kind == "text" for p in parts):
                 system, system_role = parts, role  # type: ignore[assignment]
@@ -195,11 +195,12 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             call_id, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
             if not isinstance(call_id, str) or not isinstance(name, str) \
                     or not isinstance(args, str):
-                ctx.invalid(path, "a function_call with call_id, name and arguments", item)
+                ctx.invalid(f"input[{i}]", "a function_call with call_id, name and arguments",
+                            item)
             turns.add("assistant", [ToolCall(id=call_id, name=name, arguments=args,
                                              extra=_extra(item, _CALL_KEYS))])
         elif kind == "function_call_output":
-            turns.add("results", [_output_item(item, ctx, path)])
+            turns.add("results", [_output_item(item, ctx, i)])
         elif kind == "reasoning":
             turns.add("assistant", [Opaque(origin="responses", raw=item, reasoning=True)])
         elif kind in _ASSISTANT_ITEMS:
@@ -207,12 +208,13 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
         elif isinstance(kind, str):
             turns.add("results", [Opaque(origin="responses", raw=item)])
         else:
-            ctx.invalid(f"{path}.type", "an item type", kind)
+            ctx.invalid(f"input[{i}].type", "an item type", kind)
     turns.flush()
     return system, system_role, tuple(turns.out)
 
 
-def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
+    path = f"input[{index}]"
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
         ctx.invalid(f"{path}.call_id", "a string", call_id)
@@ -223,7 +225,7 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Par
             parts.append(Text(text=output))
     elif isinstance(output, list):
         for j, p in enumerate(output):
-            part = _content_part(p, ctx, f"{path}.output[{j}]")
+            part = _content_part(p, ctx, f"{path}.output", j)
             if part.kind not in ("text", "image", "document"):
                 return Opaque(origin="responses", raw=item)
             parts.append(part)
