@@ -34,9 +34,9 @@ from ...request import (
     WebSearch,
 )
 from .._openai_request import (
-    breakpoint,
     cache_of,
     data_url,
+    mark,
     parse_data_url,
     parse_effort,
     tools_ok,
@@ -359,9 +359,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
 
 def _write_text(part: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "text", "text": part.text}
-    bp = breakpoint(part.cache, ctx, path)
-    if bp is not None:
-        out["prompt_cache_breakpoint"] = bp
+    mark(out, part.cache, ctx, path)
     if part.extra:
         ctx.extra(path, part.extra, out, _BOOKKEEPING)
     return out
@@ -387,9 +385,7 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         if image.detail is not None:
             spec["detail"] = image.detail
         out: dict[str, Any] = {"type": "image_url", "image_url": spec}
-        bp = breakpoint(image.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, image.cache, ctx, path)
         return out
     if kind == "document":
         doc: Document = part  # type: ignore[assignment]
@@ -402,9 +398,7 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         if doc.title is not None:
             file["filename"] = doc.title
         out = {"type": "file", "file": file}
-        bp = breakpoint(doc.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, doc.cache, ctx, path)
         if doc.extra:
             ctx.extra(path, doc.extra, out)
         return out

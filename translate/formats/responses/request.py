@@ -38,9 +38,9 @@ from ...request import (
 )
 from ...request import extra_keys as _extra
 from .._openai_request import (
-    breakpoint,
     cache_of,
     data_url,
+    mark,
     parse_data_url,
     tools_ok,
     write_common,
@@ -390,9 +390,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
     if kind == "text":
         text: Text = part  # type: ignore[assignment]
         out: dict[str, Any] = {"type": "input_text", "text": text.text}
-        bp = breakpoint(text.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, text.cache, ctx, path)
         if text.extra:
             ctx.extra(path, text.extra, out)
         return out
@@ -400,9 +398,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         image: Image = part  # type: ignore[assignment]
         url = data_url(image.media_type, image.data) if image.data is not None else image.url
         out = {"type": "input_image", "detail": image.detail or "auto", "image_url": url}
-        bp = breakpoint(image.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, image.cache, ctx, path)
         return out
     if kind == "document":
         doc: Document = part  # type: ignore[assignment]
@@ -417,9 +413,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
             out["file_data"] = data_url(doc.media_type, doc.data or "")
         if doc.title is not None:
             out["filename"] = doc.title
-        bp = breakpoint(doc.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, doc.cache, ctx, path)
         if doc.extra:
             ctx.extra(path, doc.extra, out)
         return out
