@@ -746,6 +746,43 @@ class RequestContext:
                            f"not {shown[:80]}", field=path, source=self.source,
                            target=self.target)
 
+    def object(self, path: str, value: Any) -> dict[str, Any]:
+        """`value` when it is a JSON object, {} for None; a malformed body otherwise."""
+        if value is None:
+            return {}
+        if type(value) is not dict:
+            self.invalid(path, "an object", value)
+        return value
+
+    def list(self, path: str, value: Any) -> list[Any]:
+        """`value` when it is a JSON array, [] for None; a malformed body otherwise."""
+        if value is None:
+            return []
+        if type(value) is not list:
+            self.invalid(path, "a list", value)
+        return value
+
+    def scalar(self, path: str, value: Any, kind: type | tuple[type, ...]) -> Any:
+        """`value` when it is None or of `kind` (a bool is not an int); a malformed body
+        otherwise."""
+        if value is None or (isinstance(value, kind) and (
+                type(value) is not bool or kind is bool
+                or (isinstance(kind, tuple) and bool in kind))):
+            return value
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(
+            k.__name__ for k in kind)
+        self.invalid(path, f"a {names}", value)
+
+    def strings(self, path: str, value: Any, *, single: bool = False) -> tuple[str, ...] | None:
+        """A list of strings (or one string, when `single`), None for None."""
+        if value is None:
+            return None
+        if single and type(value) is str:
+            return (value,)
+        if type(value) is not list or not all(type(v) is str for v in value):
+            self.invalid(path, "a list of strings", value)
+        return tuple(value)
+
     def extra(self, path: str, extra: Mapping[str, Any], into: dict[str, Any],
               bookkeeping: frozenset[str] = frozenset()) -> None:
         """Source-only keys: written into `into` for the same format, else refused (or, for

@@ -281,7 +281,8 @@ def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
         return None
     if not isinstance(value, dict):
         ctx.invalid("reasoning", "an object", value)
-    effort, summary = value.get("effort"), value.get("summary")
+    effort = ctx.scalar("reasoning.effort", value.get("effort"), str)
+    summary = ctx.scalar("reasoning.summary", value.get("summary"), str)
     for key in value:
         if key not in ("effort", "summary") and not ctx.same:
             ctx.refuse(f"reasoning.{key}")
@@ -313,12 +314,12 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         system, system_role, turns = _items(list(raw_input), ctx)
     else:
         ctx.invalid("input", "a string or a list of items", raw_input)
-    instructions = body.get("instructions")
+    instructions = ctx.scalar("instructions", body.get("instructions"), str)
     if instructions is not None:
         if system is not None:  # a leading system message stays in the conversation
             turns = (Message(role=system_role, parts=system), *turns)  # type: ignore[arg-type]
         system, system_role = (Text(text=instructions),), "system"
-    text = body.get("text") or {}
+    text = ctx.object("text", body.get("text"))
     output = None
     fmt = text.get("format")
     if isinstance(fmt, dict):
@@ -334,7 +335,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     for key in text:
         if key not in ("format", "verbosity"):
             ctx.unknown(f"text.{key}")
-    include = body.get("include") or ()
+    include = ctx.list("include", body.get("include"))
     logprobs = None
     for value in include:
         if value == LOGPROBS_INCLUDE:
@@ -351,32 +352,34 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         rest = {k: v for k, v in body["reasoning"].items() if k not in ("effort", "summary")}
         if rest:
             extra["reasoning"] = rest
-    tools = body.get("tools") or ()
-    store = body.get("store")
+    tools = ctx.list("tools", body.get("tools"))
+    store = ctx.scalar("store", body.get("store"), bool)
     if store is None and not ctx.same:
         ctx.lose("store", f"store: responses stores by default, {ctx.target} stores nothing")
     return Request(
-        model=body.get("model"),
+        model=ctx.scalar("model", body.get("model"), str),
         system=system or (),
         system_role=system_role,  # type: ignore[arg-type]
         messages=turns,
         tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
         tool_choice=_choice(body.get("tool_choice"), ctx, extra),
-        parallel_tool_calls=body.get("parallel_tool_calls"),
-        max_tokens=body.get("max_output_tokens"),
-        temperature=body.get("temperature"),
-        top_p=body.get("top_p"),
+        parallel_tool_calls=ctx.scalar("parallel_tool_calls", body.get("parallel_tool_calls"),
+                                       bool),
+        max_tokens=ctx.scalar("max_output_tokens", body.get("max_output_tokens"), int),
+        temperature=ctx.scalar("temperature", body.get("temperature"), (int, float)),
+        top_p=ctx.scalar("top_p", body.get("top_p"), (int, float)),
         reasoning=reasoning,
         output=output,
         verbosity=text.get("verbosity"),
         stream=body.get("stream") is True,
         include_usage=True if body.get("stream") is True else None,
-        metadata=body.get("metadata"),
-        user=body.get("user"),
+        metadata=ctx.object("metadata", body.get("metadata")) or None,
+        user=ctx.scalar("user", body.get("user"), str),
         logprobs=logprobs,
-        top_logprobs=body.get("top_logprobs"),
+        top_logprobs=ctx.scalar("top_logprobs", body.get("top_logprobs"), int),
         store=store,
-        previous_response_id=body.get("previous_response_id"),
+        previous_response_id=ctx.scalar("previous_response_id",
+                                        body.get("previous_response_id"), str),
         openai={k: body[k] for k in _SHARED if k in body} or None,
         extra=extra or None,
         origin="responses",
