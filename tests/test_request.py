@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic_core import ValidationError
 
 import translate
@@ -266,3 +268,45 @@ async def test_aconvert_gives_tool_calls_the_client_s_names() -> None:
     names = [e.name for e in translate.decode([out], source="responses")
              if isinstance(e, translate.BlockStart) and e.kind == "tool_call"]
     assert names == ["a.b"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
+        ["", "x", "text", "user", "assistant", "tool", "system", "function", "auto", "image",
+         "tool_use", "tool_result", "input_text", "message", "function_call", "json_schema",
+         "enabled", "base64", "url", "data:image/png;base64,AA", "reasoning"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+        ["type", "role", "content", "text", "name", "id", "input", "source", "tool_calls",
+         "function", "arguments", "tool_call_id", "call_id", "output", "image_url", "url",
+         "tool_use_id", "is_error", "cache_control", "format", "schema", "budget_tokens",
+         "effort", "json_schema", "parameters", "input_schema", "file", "file_data",
+         "filters", "user_location", "approximate", "summary"]), inner, max_size=4),
+    max_leaves=12)
+_FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "stop",
+                       "stream_options", "reasoning_effort", "web_search_options",
+                       "max_tokens", "metadata"],
+              "responses": ["input", "tools", "tool_choice", "text", "reasoning", "include",
+                            "instructions", "metadata"],
+              "messages": ["messages", "tools", "tool_choice", "system", "thinking",
+                           "output_config", "metadata", "stop_sequences", "max_tokens"]}
+
+
+@pytest.mark.parametrize("source", FORMATS)
+def test_a_malformed_body_raises_only_request_error(source: str) -> None:
+    @settings(max_examples=150, deadline=None, derandomize=True)
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        body = dict(_BASE[source])
+        for key in data.draw(st.lists(st.sampled_from(_FIELDS_OF[source]), max_size=3,
+                                      unique=True)):
+            body[key] = data.draw(_json)
+        for target in FORMATS:
+            for lenient in (False, True):
+                try:
+                    conv = convert_request(body, source=source, target=target,
+                                           lenient=lenient)
+                except RequestError:
+                    continue
+                json.dumps(conv.body)  # plain JSON out
+
+    check()

@@ -487,7 +487,8 @@ REPORTED_LOSSES: dict[str, str] = {
                  "redacted_thinking block, a responses reasoning item): only its own provider "
                  "can verify it, so it is dropped",
     "cache_control": "a cache breakpoint where the target has none (a tool definition, a "
-                     "tool call, a chat or responses tool result wrapper)",
+                     "tool call, a chat or responses tool result wrapper, messages' "
+                     "top-level `cache_control`)",
     "cache_ttl": "a cache lifetime the target does not offer (Anthropic 5m/1h, OpenAI "
                  "30m/12h): the breakpoint is kept with the target's default lifetime",
     "reasoning_budget": "a thinking budget carried as the nearest effort (`EFFORT_BUDGET`), "
@@ -745,6 +746,43 @@ class RequestContext:
                            f"not {shown[:80]}", field=path, source=self.source,
                            target=self.target)
 
+    def object(self, path: str, value: Any) -> dict[str, Any]:
+        """`value` when it is a JSON object, {} for None; a malformed body otherwise."""
+        if value is None:
+            return {}
+        if type(value) is not dict:
+            self.invalid(path, "an object", value)
+        return value
+
+    def list(self, path: str, value: Any) -> list[Any]:
+        """`value` when it is a JSON array, [] for None; a malformed body otherwise."""
+        if value is None:
+            return []
+        if type(value) is not list:
+            self.invalid(path, "a list", value)
+        return value
+
+    def scalar(self, path: str, value: Any, kind: type | tuple[type, ...]) -> Any:
+        """`value` when it is None or of `kind` (a bool is not an int); a malformed body
+        otherwise."""
+        if value is None or (isinstance(value, kind) and (
+                type(value) is not bool or kind is bool
+                or (isinstance(kind, tuple) and bool in kind))):
+            return value
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(
+            k.__name__ for k in kind)
+        self.invalid(path, f"a {names}", value)
+
+    def strings(self, path: str, value: Any, *, single: bool = False) -> tuple[str, ...] | None:
+        """A list of strings (or one string, when `single`), None for None."""
+        if value is None:
+            return None
+        if single and type(value) is str:
+            return (value,)
+        if type(value) is not list or not all(type(v) is str for v in value):
+            self.invalid(path, "a list of strings", value)
+        return tuple(value)
+
     def extra(self, path: str, extra: Mapping[str, Any], into: dict[str, Any],
               bookkeeping: frozenset[str] = frozenset()) -> None:
         """Source-only keys: written into `into` for the same format, else refused (or, for
@@ -815,11 +853,18 @@ class RequestConversion:
     """Whether the client asked for a stream."""
 
 
+_MODULES: dict[str, Any] = {}
+
+
 def _format_module(format: str) -> Any:
-    if format not in _FORMATS:
-        raise ValueError(f"unknown request format {format!r}; expected one of "
-                         f"{', '.join(_FORMATS)}")
-    return importlib.import_module(f"{__package__}.formats.{format}.request")
+    module = _MODULES.get(format)
+    if module is None:
+        if format not in _FORMATS:
+            raise ValueError(f"unknown request format {format!r}; expected one of "
+                             f"{', '.join(_FORMATS)}")
+        module = _MODULES[format] = importlib.import_module(
+            f"{__package__}.formats.{format}.request")
+    return module
 
 
 def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenient: bool = False,
@@ -832,7 +877,7 @@ def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenien
     client's request headers (its `anthropic-beta` values are read for a messages source).
     `default_max_tokens` is the messages `max_tokens` when the source set none."""
     reader, writer = _format_module(source), _format_module(target)
-    if not isinstance(body, Mapping):
+    if type(body) is not dict and not isinstance(body, Mapping):
         raise RequestError(f"{source}: a request body must be a JSON object, not "
                            f"{type(body).__name__}", source=source, target=target)
     ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]

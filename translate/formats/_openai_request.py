@@ -57,6 +57,12 @@ def breakpoint(cache: Cache | None, ctx: RequestContext, path: str) -> dict[str,
     return {"mode": "explicit"}
 
 
+def mark(out: dict[str, Any], cache: Cache | None, ctx: RequestContext, path: str) -> None:
+    """Set the `prompt_cache_breakpoint` of a written part from its neutral cache marker."""
+    if cache is not None:
+        out["prompt_cache_breakpoint"] = breakpoint(cache, ctx, path)
+
+
 def parse_effort(value: Any, ctx: RequestContext, path: str) -> Reasoning | None:
     """A `reasoning_effort` value as neutral reasoning (`none` turns it off)."""
     if value is None:

@@ -34,9 +34,9 @@ from ...request import (
     WebSearch,
 )
 from .._openai_request import (
-    breakpoint,
     cache_of,
     data_url,
+    mark,
     parse_data_url,
     parse_effort,
     tools_ok,
@@ -300,7 +300,8 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     if not isinstance(messages, list):
         ctx.invalid("messages", "a list", messages)
     system, system_role, turns = _messages(messages, ctx)
-    tools = [_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(body.get("tools") or ())]
+    tools = [_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(ctx.list("tools",
+                                                                         body.get("tools")))]
     search = body.get("web_search_options")
     if isinstance(search, dict):
         location = search.get("user_location")
@@ -308,16 +309,16 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         tools.append(WebSearch(context_size=search.get("search_context_size"),
                                user_location=dict(approx) if approx else None,
                                raw=search, origin="chat"))
-    max_tokens = body.get("max_completion_tokens")
+    max_tokens = ctx.scalar("max_completion_tokens", body.get("max_completion_tokens"), int)
     if body.get("max_tokens") is not None:
         if ctx.same:
             extra["max_tokens"] = body["max_tokens"]  # the legacy name, kept for chat
         elif max_tokens is None:
-            max_tokens = body["max_tokens"]
+            max_tokens = ctx.scalar("max_tokens", body["max_tokens"], int)
     stop = body.get("stop")
-    options = body.get("stream_options")
+    options = ctx.object("stream_options", body.get("stream_options"))
     include_usage = None
-    if isinstance(options, dict):
+    if options:
         include_usage = options.get("include_usage")
         for key in options:
             if key != "include_usage":
@@ -326,31 +327,32 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                 else:
                     ctx.refuse(f"stream_options.{key}")
     return Request(
-        model=body.get("model"),
+        model=ctx.scalar("model", body.get("model"), str),
         system=system,
         system_role=system_role,  # type: ignore[arg-type]
         messages=turns,
         tools=tuple(tools),
         tool_choice=_choice(body.get("tool_choice"), ctx, extra),
-        parallel_tool_calls=body.get("parallel_tool_calls"),
+        parallel_tool_calls=ctx.scalar("parallel_tool_calls", body.get("parallel_tool_calls"),
+                                       bool),
         max_tokens=max_tokens,
-        stop=(stop,) if isinstance(stop, str) else tuple(stop) if stop is not None else None,
+        stop=ctx.strings("stop", stop, single=True),
         reasoning=parse_effort(body.get("reasoning_effort"), ctx, "reasoning_effort"),
         output=_output(body.get("response_format"), ctx),
         stream=body.get("stream") is True,
         include_usage=include_usage,
-        metadata=body.get("metadata"),
+        metadata=ctx.object("metadata", body.get("metadata")) or None,
         openai={k: body[k] for k in _SHARED if k in body} or None,
         extra=extra or None,
-        temperature=body.get("temperature"),
-        top_p=body.get("top_p"),
-        seed=body.get("seed"),
-        n=body.get("n"),
-        logprobs=body.get("logprobs"),
-        top_logprobs=body.get("top_logprobs"),
-        store=body.get("store"),
-        user=body.get("user"),
-        verbosity=body.get("verbosity"),
+        temperature=ctx.scalar("temperature", body.get("temperature"), (int, float)),
+        top_p=ctx.scalar("top_p", body.get("top_p"), (int, float)),
+        seed=ctx.scalar("seed", body.get("seed"), int),
+        n=ctx.scalar("n", body.get("n"), int),
+        logprobs=ctx.scalar("logprobs", body.get("logprobs"), bool),
+        top_logprobs=ctx.scalar("top_logprobs", body.get("top_logprobs"), int),
+        store=ctx.scalar("store", body.get("store"), bool),
+        user=ctx.scalar("user", body.get("user"), str),
+        verbosity=ctx.scalar("verbosity", body.get("verbosity"), str),
         origin="chat",
     )
 
@@ -359,9 +361,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
 
 def _write_text(part: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "text", "text": part.text}
-    bp = breakpoint(part.cache, ctx, path)
-    if bp is not None:
-        out["prompt_cache_breakpoint"] = bp
+    mark(out, part.cache, ctx, path)
     if part.extra:
         ctx.extra(path, part.extra, out, _BOOKKEEPING)
     return out
@@ -387,9 +387,7 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         if image.detail is not None:
             spec["detail"] = image.detail
         out: dict[str, Any] = {"type": "image_url", "image_url": spec}
-        bp = breakpoint(image.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, image.cache, ctx, path)
         return out
     if kind == "document":
         doc: Document = part  # type: ignore[assignment]
@@ -402,9 +400,7 @@ def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, An
         if doc.title is not None:
             file["filename"] = doc.title
         out = {"type": "file", "file": file}
-        bp = breakpoint(doc.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, doc.cache, ctx, path)
         if doc.extra:
             ctx.extra(path, doc.extra, out)
         return out

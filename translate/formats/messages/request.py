@@ -260,25 +260,26 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         elif key not in _MODELLED:
             if ctx.same:
                 extra[key] = value
+            elif key == "cache_control":  # automatic caching: a hint, as breakpoints are
+                ctx.lose("cache_control", "cache_control: the top-level cache breakpoint")
             else:
                 ctx.refuse(key)
     messages = body.get("messages")
     if not isinstance(messages, list):
         ctx.invalid("messages", "a list", messages)
     system = body.get("system")
-    tools = body.get("tools") or ()
-    if not isinstance(tools, list | tuple):
-        ctx.invalid("tools", "a list", tools)
-    metadata = body.get("metadata")
+    tools = ctx.list("tools", body.get("tools"))
+    metadata = ctx.object("metadata", body.get("metadata"))
     user = None
-    if isinstance(metadata, dict):
+    if metadata:
         user = metadata.get("user_id")
         for key in metadata:
             if key != "user_id":
                 ctx.unknown(f"metadata.{key}")
     choice, parallel = _parse_choice(body.get("tool_choice"), ctx)
-    output_config = body.get("output_config") or {}
-    reasoning = _parse_thinking(body.get("thinking"), output_config.get("effort"), ctx)
+    output_config = ctx.object("output_config", body.get("output_config"))
+    reasoning = _parse_thinking(body.get("thinking"), ctx.scalar(
+        "output_config.effort", output_config.get("effort"), str), ctx)
     output = None
     fmt = output_config.get("format")
     if isinstance(fmt, dict):
@@ -292,14 +293,14 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     if beta:
         betas = tuple(b.strip() for b in beta.split(",") if b.strip())
     return Request(
-        model=body.get("model"),
+        model=ctx.scalar("model", body.get("model"), str),
         system=_texts(system, ctx, "system") if system is not None else (),
         messages=tuple(_message(m, ctx, f"messages[{i}]") for i, m in enumerate(messages)),
         tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
         tool_choice=choice,
         parallel_tool_calls=parallel,
-        max_tokens=body.get("max_tokens"),
-        stop=tuple(stop) if stop is not None else None,
+        max_tokens=ctx.scalar("max_tokens", body.get("max_tokens"), int),
+        stop=ctx.strings("stop_sequences", stop),
         reasoning=reasoning,
         output=output,
         stream=body.get("stream") is True,
@@ -333,9 +334,10 @@ def _parse_thinking(thinking: Any, effort: Any, ctx: RequestContext) -> Reasonin
     if not isinstance(thinking, dict):
         ctx.invalid("thinking", "an object", thinking)
     kind = thinking.get("type")
-    display = thinking.get("display")
+    display = ctx.scalar("thinking.display", thinking.get("display"), str)
     if kind == "enabled":
-        return Reasoning(mode="enabled", budget_tokens=thinking.get("budget_tokens"),
+        return Reasoning(mode="enabled", budget_tokens=ctx.scalar(
+                             "thinking.budget_tokens", thinking.get("budget_tokens"), int),
                          effort=effort, display=display)
     if kind == "adaptive":
         return Reasoning(mode="adaptive", effort=effort, display=display)

@@ -38,9 +38,9 @@ from ...request import (
 )
 from ...request import extra_keys as _extra
 from .._openai_request import (
-    breakpoint,
     cache_of,
     data_url,
+    mark,
     parse_data_url,
     tools_ok,
     write_common,
@@ -90,14 +90,15 @@ _TEXT_KEYS = frozenset({"type", "text", "prompt_cache_breakpoint"})
 
 # -- reading ------------------------------------------------------------------------------
 
-def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
+def _content_part(part: Any, ctx: RequestContext, where: str, i: int) -> Part:
+    """Part `i` of the list at `where` (its path is built for error messages only)."""
     if not isinstance(part, dict):
-        ctx.invalid(path, "a content part", part)
+        ctx.invalid(f"{where}[{i}]", "a content part", part)
     kind = part.get("type")
     if kind in ("input_text", "output_text"):
         text = part.get("text")
         if not isinstance(text, str):
-            ctx.invalid(f"{path}.text", "a string", text)
+            ctx.invalid(f"{where}[{i}].text", "a string", text)
         extra = _extra(part, _TEXT_KEYS) or {}
         if kind == "output_text" and not extra.get("annotations"):
             extra.pop("annotations", None)
@@ -129,7 +130,7 @@ def _content_part(part: Any, ctx: RequestContext, path: str) -> Part:
             return Document(media_type="application/pdf", url=part["file_url"], title=title,
                             cache=cache_of(part))
     if not isinstance(kind, str):
-        ctx.invalid(f"{path}.type", "a part type", kind)
+        ctx.invalid(f"{where}[{i}].type", "a part type", kind)
     return Opaque(origin="responses", raw=part)
 
 
@@ -138,7 +139,7 @@ def _content(content: Any, ctx: RequestContext, path: str) -> tuple[Part, ...]:
         return (Text(text=content),)
     if not isinstance(content, list):
         ctx.invalid(path, "a string or a list of parts", content)
-    return tuple(_content_part(p, ctx, f"{path}[{i}]") for i, p in enumerate(content))
+    return tuple([_content_part(p, ctx, path, i) for i, p in enumerate(content)])
 
 
 class _Turns:
@@ -173,16 +174,15 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     system: tuple[Text, ...] | None = None
     system_role = "system"
     for i, item in enumerate(items):
-        path = f"input[{i}]"
         if not isinstance(item, dict):
-            ctx.invalid(path, "an input item", item)
+            ctx.invalid(f"input[{i}]", "an input item", item)
         kind = item.get("type", "message" if "role" in item else None)
         if kind == "message":
             role = item.get("role")
             if role not in ("user", "assistant", "system", "developer"):
-                ctx.invalid(f"{path}.role", "user, assistant, system or developer", role)
+                ctx.invalid(f"input[{i}].role", "user, assistant, system or developer", role)
             extra = _extra(item, _MESSAGE_KEYS)
-            parts = _content(item.get("content"), ctx, f"{path}.content")
+            parts = _content(item.get("content"), ctx, f"input[{i}].content")
             if i == 0 and role in ("system", "developer") and not extra \
                     and all(p.kind == "text" for p in parts):
                 system, system_role = parts, role  # type: ignore[assignment]
@@ -195,11 +195,12 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             call_id, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
             if not isinstance(call_id, str) or not isinstance(name, str) \
                     or not isinstance(args, str):
-                ctx.invalid(path, "a function_call with call_id, name and arguments", item)
+                ctx.invalid(f"input[{i}]", "a function_call with call_id, name and arguments",
+                            item)
             turns.add("assistant", [ToolCall(id=call_id, name=name, arguments=args,
                                              extra=_extra(item, _CALL_KEYS))])
         elif kind == "function_call_output":
-            turns.add("results", [_output_item(item, ctx, path)])
+            turns.add("results", [_output_item(item, ctx, i)])
         elif kind == "reasoning":
             turns.add("assistant", [Opaque(origin="responses", raw=item, reasoning=True)])
         elif kind in _ASSISTANT_ITEMS:
@@ -207,12 +208,13 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
         elif isinstance(kind, str):
             turns.add("results", [Opaque(origin="responses", raw=item)])
         else:
-            ctx.invalid(f"{path}.type", "an item type", kind)
+            ctx.invalid(f"input[{i}].type", "an item type", kind)
     turns.flush()
     return system, system_role, tuple(turns.out)
 
 
-def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
+def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
+    path = f"input[{index}]"
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
         ctx.invalid(f"{path}.call_id", "a string", call_id)
@@ -223,7 +225,7 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, path: str) -> Par
             parts.append(Text(text=output))
     elif isinstance(output, list):
         for j, p in enumerate(output):
-            part = _content_part(p, ctx, f"{path}.output[{j}]")
+            part = _content_part(p, ctx, f"{path}.output", j)
             if part.kind not in ("text", "image", "document"):
                 return Opaque(origin="responses", raw=item)
             parts.append(part)
@@ -279,7 +281,8 @@ def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
         return None
     if not isinstance(value, dict):
         ctx.invalid("reasoning", "an object", value)
-    effort, summary = value.get("effort"), value.get("summary")
+    effort = ctx.scalar("reasoning.effort", value.get("effort"), str)
+    summary = ctx.scalar("reasoning.summary", value.get("summary"), str)
     for key in value:
         if key not in ("effort", "summary") and not ctx.same:
             ctx.refuse(f"reasoning.{key}")
@@ -311,12 +314,12 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         system, system_role, turns = _items(list(raw_input), ctx)
     else:
         ctx.invalid("input", "a string or a list of items", raw_input)
-    instructions = body.get("instructions")
+    instructions = ctx.scalar("instructions", body.get("instructions"), str)
     if instructions is not None:
         if system is not None:  # a leading system message stays in the conversation
             turns = (Message(role=system_role, parts=system), *turns)  # type: ignore[arg-type]
         system, system_role = (Text(text=instructions),), "system"
-    text = body.get("text") or {}
+    text = ctx.object("text", body.get("text"))
     output = None
     fmt = text.get("format")
     if isinstance(fmt, dict):
@@ -332,7 +335,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     for key in text:
         if key not in ("format", "verbosity"):
             ctx.unknown(f"text.{key}")
-    include = body.get("include") or ()
+    include = ctx.list("include", body.get("include"))
     logprobs = None
     for value in include:
         if value == LOGPROBS_INCLUDE:
@@ -349,32 +352,34 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         rest = {k: v for k, v in body["reasoning"].items() if k not in ("effort", "summary")}
         if rest:
             extra["reasoning"] = rest
-    tools = body.get("tools") or ()
-    store = body.get("store")
+    tools = ctx.list("tools", body.get("tools"))
+    store = ctx.scalar("store", body.get("store"), bool)
     if store is None and not ctx.same:
         ctx.lose("store", f"store: responses stores by default, {ctx.target} stores nothing")
     return Request(
-        model=body.get("model"),
+        model=ctx.scalar("model", body.get("model"), str),
         system=system or (),
         system_role=system_role,  # type: ignore[arg-type]
         messages=turns,
         tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
         tool_choice=_choice(body.get("tool_choice"), ctx, extra),
-        parallel_tool_calls=body.get("parallel_tool_calls"),
-        max_tokens=body.get("max_output_tokens"),
-        temperature=body.get("temperature"),
-        top_p=body.get("top_p"),
+        parallel_tool_calls=ctx.scalar("parallel_tool_calls", body.get("parallel_tool_calls"),
+                                       bool),
+        max_tokens=ctx.scalar("max_output_tokens", body.get("max_output_tokens"), int),
+        temperature=ctx.scalar("temperature", body.get("temperature"), (int, float)),
+        top_p=ctx.scalar("top_p", body.get("top_p"), (int, float)),
         reasoning=reasoning,
         output=output,
         verbosity=text.get("verbosity"),
         stream=body.get("stream") is True,
         include_usage=True if body.get("stream") is True else None,
-        metadata=body.get("metadata"),
-        user=body.get("user"),
+        metadata=ctx.object("metadata", body.get("metadata")) or None,
+        user=ctx.scalar("user", body.get("user"), str),
         logprobs=logprobs,
-        top_logprobs=body.get("top_logprobs"),
+        top_logprobs=ctx.scalar("top_logprobs", body.get("top_logprobs"), int),
         store=store,
-        previous_response_id=body.get("previous_response_id"),
+        previous_response_id=ctx.scalar("previous_response_id",
+                                        body.get("previous_response_id"), str),
         openai={k: body[k] for k in _SHARED if k in body} or None,
         extra=extra or None,
         origin="responses",
@@ -388,9 +393,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
     if kind == "text":
         text: Text = part  # type: ignore[assignment]
         out: dict[str, Any] = {"type": "input_text", "text": text.text}
-        bp = breakpoint(text.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, text.cache, ctx, path)
         if text.extra:
             ctx.extra(path, text.extra, out)
         return out
@@ -398,9 +401,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         image: Image = part  # type: ignore[assignment]
         url = data_url(image.media_type, image.data) if image.data is not None else image.url
         out = {"type": "input_image", "detail": image.detail or "auto", "image_url": url}
-        bp = breakpoint(image.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, image.cache, ctx, path)
         return out
     if kind == "document":
         doc: Document = part  # type: ignore[assignment]
@@ -415,9 +416,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
             out["file_data"] = data_url(doc.media_type, doc.data or "")
         if doc.title is not None:
             out["filename"] = doc.title
-        bp = breakpoint(doc.cache, ctx, path)
-        if bp is not None:
-            out["prompt_cache_breakpoint"] = bp
+        mark(out, doc.cache, ctx, path)
         if doc.extra:
             ctx.extra(path, doc.extra, out)
         return out
