@@ -317,7 +317,8 @@ def test_a_chat_choice_with_an_unhashable_index_is_bad_input_not_a_crash() -> No
     body = ev({"object": "chat.completion.chunk",
                "choices": [{"index": [0], "delta": {"content": "x"}}]})
     for strict in (False, True):
-        with pytest.raises(DecodeError, match="choice index that is not an integer"):
+        with pytest.raises(DecodeError,
+                           match=r"choice\.index: expected a non-negative integer, got an"):
             get_decoder("chat", strict=strict).feed(body)
 
 
