@@ -32,10 +32,10 @@ millions of empty `data:` lines is refused like one long line, and the limit bou
 event holds in memory whatever its shape. The first data line of an event is free, so the
 limit is exact for the usual one-line event."""
 
-_SLICE = 64 * 1024
+_SLICE = 8 * 1024
 """A chunk holding more than `_SPLIT_LINES` lines is split into lines at most this many bytes
 at a time: the lines of a huge chunk are never all materialised at once."""
-_SPLIT_LINES = 4096
+_SPLIT_LINES = 512
 
 
 class SSEMessage(NamedTuple):

@@ -169,6 +169,28 @@ def opt_list(obj: dict[str, Any], key: str, where: str) -> list[Any] | None:
 
 
 
+def looks_like(data: str) -> str | None:
+    """The format a payload looks like ("chat", "responses", "messages", "images"), or None:
+    for the error that names a wrongly declared source format (cold path only)."""
+    try:
+        obj = from_json(data)
+    except ValueError:
+        return None
+    if type(obj) is not dict:
+        return None
+    kind = obj.get("type")
+    if type(kind) is str:
+        if kind.startswith("response."):
+            return "responses"
+        if kind.startswith(("message_", "content_block_")) or kind == "ping":
+            return "messages"
+        if kind.startswith(("image_generation.", "image_edit.")):
+            return "images"
+    if "choices" in obj or obj.get("object") == "chat.completion.chunk":
+        return "chat"
+    return None
+
+
 def dumps(obj: Any) -> bytes:
     """Compact JSON, byte-identical to `json.dumps(obj, separators=(",", ":"),
     ensure_ascii=False)`, about 5x faster."""
@@ -197,6 +219,7 @@ class Decoder:
         self._parser = SSEParser(max_event_size=max_event_size)
         self._closed = False
         self._message: SSEMessage | None = None  # the message being handled, for error reports
+        self._skipped = 0  # messages skipped as unknown (all of them: a wrong source format)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -247,6 +270,10 @@ class Decoder:
                 self._closed = False
                 break
         self._closed = True
+        message = self._message
+        if message is not None and self._skipped == message.number + 1:
+            # Not one event was recognised: a wrong source format, not a truncated stream.
+            self._wrong_format(message)
         out += self._on_end()
         return out
 
@@ -289,10 +316,25 @@ class Decoder:
     def _unknown(self, what: str) -> list[Event]:
         """Skip an unknown event or field, or raise in strict mode. A skipped one is listed in
         the loss report (`unknown`), so that lenient mode drops nothing unsaid."""
+        message = self._message
+        if message is not None and message.number == self._skipped:  # none recognised yet
+            kind = looks_like(message.data)
+            if kind is not None and kind != self.format:
+                self._wrong_format(message, kind)
         if self.strict:
             self._fail(what)
+        self._skipped += 1
         self.report.add("decode", self.format, "unknown", f"skipped: {what}")
         return []
+
+    def _wrong_format(self, message: SSEMessage, kind: str | None = None) -> NoReturn:
+        """Refuse a stream whose events are not of this format at all (`--from chat` on a
+        messages stream): a configuration error, which must not pass for a flaky upstream."""
+        self._message = message
+        kind = kind or looks_like(message.data)
+        seems = f"it looks like {kind}" if kind else f"not one event is a {self.format} event"
+        self._fail(f"the stream is not {self.format}: {seems} (is the declared source format "
+                   "right?)")
 
     def _truncated(self, what: str) -> Error:
         """The `Error` event for a stream that ended before its terminal event."""

@@ -150,7 +150,9 @@ class ChatDecoder(Decoder):
         choices = opt_list(obj, "choices", "chunk")
         usage = opt_dict(obj, "usage", "chunk")
         if choices is None:
-            if usage is None:
+            # no choices: a usage-only chunk, unless it is a typed event of another format
+            # (a chunk has no `type`; an images event has usage too)
+            if usage is None or type(obj.get("type")) is str:
                 if obj.get("object") == "chat.completion.chunk":
                     # a chunk by its own account, without its required field: bad input in
                     # every mode (strict=False only skips payloads of an unknown shape)
@@ -286,21 +288,24 @@ class ChatDecoder(Decoder):
     def _on_delta(self, delta: dict[str, Any], out: list[Event]) -> None:
         # reasoning first: it precedes content within a delta
         details = opt_list(delta, "reasoning_details", "delta")
+        # all three dialects are type-checked, also the ones a richer dialect wins over
+        reasoning = opt_str(delta, "reasoning", "delta")
+        reasoning_content = opt_str(delta, "reasoning_content", "delta")
         if details is not None:
             if details:
                 plain = None
-                if delta.get("reasoning"):
+                if reasoning:
                     plain = "reasoning"
-                elif delta.get("reasoning_content"):
+                elif reasoning_content:
                     plain = "reasoning_content"
                 self._on_details(details, plain, out)
         else:
-            text = opt_str(delta, "reasoning", "delta")
+            text = reasoning
             if text:
                 self._content("thinking", "reasoning", text, out,
                               raw={"chat_dialect": "reasoning"})
             else:
-                text = opt_str(delta, "reasoning_content", "delta")
+                text = reasoning_content
                 if text:
                     self._content("thinking", "reasoning_content", text, out,
                                   raw={"chat_dialect": "reasoning_content"})
