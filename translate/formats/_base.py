@@ -270,10 +270,10 @@ class Decoder:
                 self._closed = False
                 break
         self._closed = True
-        message = self._message
-        if message is not None and self._skipped == message.number + 1:
+        last = self._message
+        if last is not None and self._skipped == last.number + 1:
             # Not one event was recognised: a wrong source format, not a truncated stream.
-            self._wrong_format(message)
+            self._wrong_format(last)
         out += self._on_end()
         return out
 
