@@ -280,9 +280,18 @@ class SSEParser:
             self._frags_size = 0
         pos = 0
         size = len(chunk)
+        cr = lf = -1  # the next CR and LF at or after pos (-2: none left)
         while pos < size:
-            cr = chunk.find(b"\r", pos)
-            lf = chunk.find(b"\n", pos)
+            # Each terminator is searched for again only once passed: a chunk of many
+            # CR-ended lines without any LF costs one scan, not one per line.
+            if -1 < cr < pos or cr == -1:
+                cr = chunk.find(b"\r", pos)
+                if cr < 0:
+                    cr = -2
+            if -1 < lf < pos or lf == -1:
+                lf = chunk.find(b"\n", pos)
+                if lf < 0:
+                    lf = -2
             if cr < 0 and lf < 0:
                 break
             if lf < 0 or (0 <= cr < lf):

@@ -356,6 +356,11 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                                                 target=target, on_error="emit", report=losses,
                                                 **options):
                 yield out
+        except httpx.HTTPError as exc:
+            # aconvert already wrote the client's closing bytes (a truncation error) and then
+            # re-raised the upstream's failure for us to see: log it, end the response cleanly.
+            log.warning("%s -> %s: the upstream failed mid-stream: %s: %s", source, target,
+                        type(exc).__name__, exc)
         finally:
             # aconvert closed the generator above; this covers a cancel before its first read
             with anyio.CancelScope(shield=True):
