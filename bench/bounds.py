@@ -168,7 +168,7 @@ def timing(sizes: list[int], runs: int) -> bool:
                 paths.append((f"-> {target}", lambda c, s=source, t=target: b"".join(
                     convert(c, source=s, target=t, **OPTIONS))))
             for name, run in paths:
-                per_unit = [best(lambda c=bodies[n]: run(c), runs) / n * 1e6 for n in sizes]
+                per_unit = [best(lambda c=bodies[n], r=run: r(c), runs) / n * 1e6 for n in sizes]
                 ratio = per_unit[-1] / per_unit[0]
                 ok &= ratio <= 1.5
                 cells = "  ".join(f"{value:7.2f}" for value in per_unit)
