@@ -147,8 +147,13 @@ class ChatDecoder(Decoder):
         error = obj.get("error")
         if error or message.event == "error":
             return self._on_error(obj, error)
-        choices = opt_list(obj, "choices", "chunk")
-        usage = opt_dict(obj, "usage", "chunk")
+        # opt_list / opt_dict inlined (once per chunk): the common types cost one check each
+        choices = obj.get("choices")
+        if type(choices) is not list and choices is not None:
+            opt_list(obj, "choices", "chunk")  # raises
+        usage = obj.get("usage")
+        if type(usage) is not dict and usage is not None:
+            opt_dict(obj, "usage", "chunk")  # raises
         if choices is None:
             # no choices: a usage-only chunk, unless it is a typed event of another format
             # (a chunk has no `type`; an images event has usage too)
@@ -174,7 +179,9 @@ class ChatDecoder(Decoder):
         for choice in choices:
             if type(choice) is not dict:
                 wrong_type("chunk.choices[]", "an object", choice)
-            index = need_int(choice, "index", "choice") if "index" in choice else 0
+            index = choice.get("index", 0)
+            if type(index) is not int or index < 0:  # need_int inlined (once per chunk)
+                index = need_int(choice, "index", "choice")
             if index != self.choice:
                 if index not in self._other_choices:
                     self._other_choices.add(index)
@@ -238,7 +245,9 @@ class ChatDecoder(Decoder):
             if delta is not None and any(delta.get(key) for key in _CONTENT_KEYS):
                 self._fail("content after the finish_reason")
             return
-        delta = opt_dict(choice, "delta", "choice")
+        delta = choice.get("delta")
+        if type(delta) is not dict and delta is not None:
+            opt_dict(choice, "delta", "choice")  # raises
         if delta:
             # Fast paths for the deltas that make up almost every stream: a delta with only
             # `content`, only `tool_calls`, or DeepSeek's `content: null` + `reasoning_content`.
@@ -254,9 +263,10 @@ class ChatDecoder(Decoder):
                             out.append(TextDelta(index=opened[2], text=content))
                         else:
                             self._content("text", None, content, out)
-                elif type(tool_calls := delta.get("tool_calls")) is list and all(
-                        type(call) is dict for call in tool_calls):
+                elif type(tool_calls := delta.get("tool_calls")) is list:
                     for call in tool_calls:
+                        if type(call) is not dict:
+                            wrong_type("delta.tool_calls[]", "an object", call)
                         self._on_tool_call(call, out)
                 else:
                     self._on_delta(delta, out)
@@ -276,7 +286,9 @@ class ChatDecoder(Decoder):
         if logprobs is not None and (type(logprobs) is not dict or logprobs.get("content")
                                      or logprobs.get("refusal")):
             self.report.add("decode", "chat", "logprobs", "token logprobs are not carried")
-        finish = opt_str(choice, "finish_reason", "choice")
+        finish = choice.get("finish_reason")
+        if type(finish) is not str and finish is not None:
+            opt_str(choice, "finish_reason", "choice")  # raises
         if finish:
             if finish == "error":
                 self._on_error({}, {"message": "the upstream ended the choice with "
