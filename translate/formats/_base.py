@@ -62,13 +62,15 @@ def default_id_factory(prefix: str) -> str:
 
 
 def int_or_none(value: Any) -> int | None:
-    """`value` when it is an int (not a bool, not a float), else None: provider usage figures
-    are read through it so that a null or a malformed count becomes "unknown"."""
+    """`value` when it is an int (not a bool, not a float), else None. Lenient: for values that
+    may be anything by design; a field read from the wire goes through the typed accessors
+    below (`count`, `opt_int`), which refuse a wrong type instead of making it "unknown"."""
     return value if type(value) is int else None
 
 
 def str_or_none(value: Any) -> str | None:
-    """`value` when it is a str, else None (optional provider strings: sizes, formats, ...)."""
+    """`value` when it is a str, else None. Lenient, as `int_or_none`; wire fields use
+    `opt_str`."""
     return value if type(value) is str else None
 
 
