@@ -234,23 +234,29 @@ def assert_truncated(target: str, body: bytes) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("target", FORMATS)
 @pytest.mark.parametrize("source", FORMATS)
-async def test_an_upstream_that_raises_mid_stream_yields_a_truncated_target(
+async def test_an_upstream_that_raises_mid_stream_yields_a_truncated_target_then_reraises(
     source: str, target: str, anyio_backend: str
 ) -> None:
     require_formats(source, target)
     chunks, half = half_stream_then_failure(source)
     upstream = Upstream(chunks, fail_after=half)
-    out = b"".join([piece async for piece in aconvert(upstream, source=source, target=target)])
+    pieces: list[bytes] = []
+    with pytest.raises(ConnectionError, match="connection reset by peer"):
+        async for piece in aconvert(upstream, source=source, target=target):
+            pieces.append(piece)
     assert upstream.served == half
-    assert_truncated(target, out)
+    assert_truncated(target, b"".join(pieces))  # the client stream ended well-formed first
     assert upstream.aclosed == 1
 
     def failing() -> Iterator[bytes]:
         yield from chunks[:half]
         raise ConnectionError("connection reset by peer")
 
-    sync_out = b"".join(convert(failing(), source=source, target=target))
-    assert_truncated(target, sync_out)
+    sync_pieces: list[bytes] = []
+    with pytest.raises(ConnectionError, match="connection reset by peer"):
+        for piece in convert(failing(), source=source, target=target):
+            sync_pieces.append(piece)
+    assert_truncated(target, b"".join(sync_pieces))
 
 
 @pytest.mark.anyio

@@ -228,6 +228,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             chunks: Iterator[bytes] = iter([_example_dir().joinpath(f"{args.example}.sse")
                                             .read_bytes()])
         elif args.file in (None, "-"):
+            if sys.stdin is None:  # started with stdin closed (`<&-`): nothing to read
+                stderr.write(f"{PROG}: cannot read stdin: it is closed\n")
+                return 2
             chunks = read_chunks(sys.stdin.fileno())
         else:
             fd = os.open(args.file, os.O_RDONLY)

@@ -5,6 +5,11 @@ Two modes for bad input (`on_error`): `"raise"` lets the `DecodeError` out; `"em
 into an `Error(kind="bad_input")` event, so the target stream is closed with its own proper error
 and the client sees a well-formed failure. Either way an upstream that ends, or raises, before its
 terminal event is reported as truncated in the target, never as a clean stop.
+
+An exception raised by the caller's upstream iterator (`httpx.ReadTimeout`, a bug in the
+caller's generator) is the caller's to see: `convert` and `aconvert` first yield the target's
+closing bytes (a truncation error and the trailer, so the client stream ends well-formed), then
+re-raise the original exception; `Converter.upstream_error` holds it as well.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ class Converter:
     not carry.
     """
 
-    __slots__ = ("_done", "_terminated", "decoder", "encoder", "on_error", "report")
+    __slots__ = ("_done", "_terminated", "decoder", "encoder", "on_error", "report",
+                 "upstream_error")
 
     def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
                  tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
@@ -62,6 +68,8 @@ class Converter:
         # The target got its terminal event (Stop or Error): an error found later cannot be
         # written any more (the client already has its answer), only reported.
         self._terminated = False
+        self.upstream_error: BaseException | None = None
+        """The exception the upstream raised, when `abort()` was given one."""
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
@@ -97,15 +105,19 @@ class Converter:
             out = b"".join([encode(event) for event in events])
         return out + self.encoder.end()
 
-    def abort(self, reason: str) -> bytes:
+    def abort(self, reason: str | BaseException) -> bytes:
         """The upstream failed (a connection error, say) before its end: finish the target as
-        truncated. Returns the closing bytes.
+        truncated. Returns the closing bytes. `reason` is a sentence or the exception itself,
+        which is then kept in `upstream_error` (for the caller to log or re-raise).
 
         A failure after the target got its terminal event leaves the answer complete: it is
         only recorded in the loss report (`upstream_failure`). Before that it is a truncation,
         even where a clean end of the bytes would have counted as complete (a chat stream
         between its finish_reason and its usage chunk, an image stream before `[DONE]`): an
         exception is never turned into a clean stop."""
+        if isinstance(reason, BaseException):
+            self.upstream_error = reason
+            reason = f"{type(reason).__name__}: {reason}"
         if self._done:
             return self.encoder.end()
         self._done = True
@@ -175,7 +187,11 @@ class ToolNames(Encoder):
 def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",
             report: list[Loss] | None = None, **options: Any) -> Generator[bytes, None, None]:
     """Convert a stream of bytes from `source` format to `target` format, yielding each piece of
-    output as soon as its input is in. Pass a list as `report` to receive the loss report."""
+    output as soon as its input is in. Pass a list as `report` to receive the loss report.
+
+    An exception from `chunks` itself is re-raised after the target's closing bytes (a
+    truncation error and the trailer) have been yielded: the client stream ends well-formed
+    and the caller still sees what went wrong."""
     converter = Converter(source, target, on_error=on_error, **options)
     upstream = iter(chunks)
     try:
@@ -184,9 +200,9 @@ def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnEr
                 chunk = next(upstream)
             except StopIteration:
                 break
-            except Exception as exc:  # the upstream failed: a truncation, not our crash
-                yield converter.abort(f"{type(exc).__name__}: {exc}")
-                return
+            except Exception as exc:  # the upstream failed: end the target, then re-raise
+                yield converter.abort(exc)
+                raise
             out = converter.feed(chunk)
             if out:
                 yield out
@@ -207,7 +223,8 @@ async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
                    on_error: OnError = "raise", report: list[Loss] | None = None,
                    **options: Any) -> AsyncGenerator[bytes, None]:
     """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
-    closes its upstream (`aclose()`) when the consumer stops early or is cancelled."""
+    closes its upstream (`aclose()`) when the consumer stops early or is cancelled. An
+    exception from `chunks` is re-raised after the closing bytes, as in `convert`."""
     converter = Converter(source, target, on_error=on_error, **options)
     upstream = aiter(chunks)
     try:
@@ -216,9 +233,9 @@ async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
                 chunk = await anext(upstream)
             except StopAsyncIteration:
                 break
-            except Exception as exc:  # the upstream failed: a truncation, not our crash
-                yield converter.abort(f"{type(exc).__name__}: {exc}")
-                return
+            except Exception as exc:  # the upstream failed: end the target, then re-raise
+                yield converter.abort(exc)
+                raise
             out = converter.feed(chunk)
             if out:
                 yield out

@@ -25,6 +25,18 @@ memory)."""
 
 _BOM = b"\xef\xbb\xbf"
 
+_LINE_COST = 48
+"""What one more data line of an event costs in memory beyond its bytes (a list slot and a
+bytes object's header, rounded up): the per-event limit counts it, so that an event made of
+millions of empty `data:` lines is refused like one long line, and the limit bounds what an
+event holds in memory whatever its shape. The first data line of an event is free, so the
+limit is exact for the usual one-line event."""
+
+_SLICE = 8 * 1024
+"""A chunk holding more than `_SPLIT_LINES` lines is split into lines at most this many bytes
+at a time: the lines of a huge chunk are never all materialised at once."""
+_SPLIT_LINES = 512
+
 
 class SSEMessage(NamedTuple):
     """One dispatched event (spec §1.5).
@@ -86,7 +98,7 @@ class SSEParser:
         self._pending_cr = False  # the last chunk ended in CR: swallow a leading LF (spec §1.1)
         self._head: bytes | None = b""  # bytes seen before the BOM check is decided; None after
         self._data: list[bytes] = []  # the current event's data lines, decoded at dispatch
-        self._data_size = 0
+        self._data_size = -_LINE_COST
         self._event = ""
         self._last_id = ""
         self._retry: int | None = None
@@ -149,11 +161,27 @@ class SSEParser:
             self._frags_size = 0
         else:
             body = chunk[: last + 1] if last + 1 < len(chunk) else chunk
-        lines = body.split(b"\n")
-        lines.pop()  # the empty string after the final LF
-        self._lines(lines, out)
+        if len(body) > _SLICE and body.count(b"\n", 0, _SLICE) > _SPLIT_LINES:
+            self._many_lines(body, out)
+        else:
+            lines = body.split(b"\n")
+            lines.pop()  # the empty string after the final LF
+            self._lines(lines, out)
         if last + 1 < len(chunk):
             self._stash(chunk[last + 1 :])
+
+    def _many_lines(self, body: bytes, out: list[SSEMessage]) -> None:
+        """`body` (ending in LF) holds a great many short lines: split it a slice at a time,
+        so that a 48 MB chunk of empty lines is refused at the limit without first becoming
+        millions of bytes objects."""
+        start, size = 0, len(body)
+        while start < size:
+            cut = body.rfind(b"\n", start, start + _SLICE)
+            if cut < 0:  # a line longer than a slice
+                cut = body.find(b"\n", start + _SLICE)
+            lines = body[start:cut].split(b"\n")
+            self._lines(lines, out)
+            start = cut + 1
 
     def _lines(self, lines: list[bytes], out: list[SSEMessage]) -> None:
         """Interpret complete LF-terminated lines. The two lines that make up nearly every
@@ -179,7 +207,7 @@ class SSEParser:
                             self._event_offset, self._count)))
                         self._count += 1
                         data = self._data = []
-                        self._data_size = 0
+                        self._data_size = -_LINE_COST
                         self._event = ""
                         self._event_offset = None
                     else:
@@ -190,7 +218,7 @@ class SSEParser:
                     if self._event_offset is None:
                         self._event_offset = offset
                     data.append(line[6:])
-                    self._data_size += len(line) - 6
+                    self._data_size += len(line) - 6 + _LINE_COST
                     if self._data_size > limit:
                         self._offset = offset
                         self._too_much_data(line[6:])
@@ -252,9 +280,18 @@ class SSEParser:
             self._frags_size = 0
         pos = 0
         size = len(chunk)
+        cr = lf = -1  # the next CR and LF at or after pos (-2: none left)
         while pos < size:
-            cr = chunk.find(b"\r", pos)
-            lf = chunk.find(b"\n", pos)
+            # Each terminator is searched for again only once passed: a chunk of many
+            # CR-ended lines without any LF costs one scan, not one per line.
+            if -1 < cr < pos or cr == -1:
+                cr = chunk.find(b"\r", pos)
+                if cr < 0:
+                    cr = -2
+            if -1 < lf < pos or lf == -1:
+                lf = chunk.find(b"\n", pos)
+                if lf < 0:
+                    lf = -2
             if cr < 0 and lf < 0:
                 break
             if lf < 0 or (0 <= cr < lf):
@@ -287,7 +324,7 @@ class SSEParser:
         if line.startswith(b"data:"):
             value = line[6:] if line[5:6] == b" " else line[5:]
             self._data.append(value)
-            self._data_size += len(value)
+            self._data_size += len(value) + _LINE_COST
             if self._data_size > self._limit:
                 self._too_much_data(value)
             return
@@ -303,8 +340,11 @@ class SSEParser:
             name, value = line[:colon], line[colon + 1 :]
             if value[:1] == b" ":
                 value = value[1:]
-        if name == b"data":
+        if name == b"data":  # `data` without a colon: an empty data line (spec §1.3)
             self._data.append(value)
+            self._data_size += len(value) + _LINE_COST
+            if self._data_size > self._limit:
+                self._too_much_data(value)
         elif name == b"event":
             self._event = self._text(value)
             if line[6:7] == b" " and len(self._names) < 256:  # few distinct names per format
@@ -361,7 +401,7 @@ class SSEParser:
             )
             self._count += 1
             self._data = []
-            self._data_size = 0
+            self._data_size = -_LINE_COST
         self._event = ""
         self._retry = None
         self._event_offset = None

@@ -34,6 +34,7 @@ from translate.events import (
     Usage,
 )
 from translate.formats.responses import ResponsesDecoder, ResponsesEncoder
+from translate.report import LossReport
 from translate.sse import SSEParser
 
 FIXED = 1_700_000_000.0
@@ -335,10 +336,25 @@ def test_contradicting_done_arguments_are_reported_not_silently_dropped() -> Non
     assert [loss.what for loss in decoder.report.entries] == ["arguments_mismatch"]
 
 
-def test_unknown_event_is_skipped_leniently_and_raises_strictly() -> None:
+def test_an_unknown_event_of_the_response_family_is_reported_even_strictly() -> None:
+    # Real streams carry new `response.*` events (apply_patch_call_operation_diff.delta)
+    # before our tables know them: strict mode must still accept a real stream.
     body = sse(CREATED, {"type": "response.brand_new_thing", "x": 1}, completed())
-    assert isinstance(decode(body, strict=False)[-1], Stop)
-    with pytest.raises(DecodeError, match=r"unknown event type 'response\.brand_new_thing'"):
+    for strict in (False, True):
+        report = LossReport()
+        decoder = ResponsesDecoder(strict=strict, report=report)
+        assert isinstance((decoder.feed(body) + decoder.end())[-1], Stop)
+        assert [(e.what, e.detail) for e in report.entries] == [
+            ("event", "event type 'response.brand_new_thing' is not known; skipped")]
+
+
+def test_an_unknown_event_of_no_known_family_is_reported_leniently_and_raises_strictly() -> None:
+    body = sse(CREATED, {"type": "brand_new_thing", "x": 1}, completed())
+    report = LossReport()
+    decoder = ResponsesDecoder(report=report)
+    assert isinstance((decoder.feed(body) + decoder.end())[-1], Stop)
+    assert [e.what for e in report.entries] == ["unknown"]
+    with pytest.raises(DecodeError, match=r"unknown event type 'brand_new_thing'"):
         decode(body)
 
 

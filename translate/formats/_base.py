@@ -7,7 +7,14 @@ bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder.
 - the life cycle: after `end()` or an exception the object is closed and later calls raise
   `TranslateError("<format> decoder is closed")` (h11's ERROR state);
 - JSON: one `pydantic_core.from_json` per payload, one `to_json` per output event;
-- errors: `DecodeError` carrying the format, the SSE event number, its byte offset and an excerpt.
+- errors: `DecodeError` carrying the format, the SSE event number, its byte offset and an excerpt;
+- reading wire values: the typed accessors below (`need_str`, `opt_str`, `opt_int`, `count`,
+  `timestamp`, `opt_dict`, `opt_list`, ...) are the one place where a decoder reads a field
+  whose type it relies on. A value of the wrong type is bad input in every mode (a
+  `DecodeError` naming the format, the field, the expected type and what arrived), never a
+  Python `TypeError` and never a silent "unknown": what a decoder does not refuse, it carries.
+- writing JSON: `Encoder._frame` / `Encoder._dumps` never write the bare `NaN`/`Infinity`
+  tokens that are not JSON (a `1e400` read from the wire is an infinite double).
 """
 
 from __future__ import annotations
@@ -25,7 +32,26 @@ from ..events import Error, Event
 from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
 
-__all__ = ["Decoder", "Encoder", "default_id_factory", "dumps", "int_or_none", "str_or_none"]
+__all__ = [
+    "MAX_COUNT",
+    "Decoder",
+    "Encoder",
+    "count",
+    "default_id_factory",
+    "dumps",
+    "int_or_none",
+    "json_type",
+    "need_dict",
+    "need_int",
+    "need_str",
+    "opt_dict",
+    "opt_int",
+    "opt_list",
+    "opt_str",
+    "str_or_none",
+    "timestamp",
+    "wrong_type",
+]
 
 _ALNUM = string.ascii_letters + string.digits
 
@@ -36,14 +62,135 @@ def default_id_factory(prefix: str) -> str:
 
 
 def int_or_none(value: Any) -> int | None:
-    """`value` when it is an int (not a bool, not a float), else None: provider usage figures
-    are read through it so that a null or a malformed count becomes "unknown"."""
+    """`value` when it is an int (not a bool, not a float), else None. Lenient: for values that
+    may be anything by design; a field read from the wire goes through the typed accessors
+    below (`count`, `opt_int`), which refuse a wrong type instead of making it "unknown"."""
     return value if type(value) is int else None
 
 
 def str_or_none(value: Any) -> str | None:
-    """`value` when it is a str, else None (optional provider strings: sizes, formats, ...)."""
+    """`value` when it is a str, else None. Lenient, as `int_or_none`; wire fields use
+    `opt_str`."""
     return value if type(value) is str else None
+
+
+MAX_COUNT = 2**53
+"""Counts, indexes and timestamps above this are refused: no client holds them exactly (a
+JavaScript number, a datetime), and a 4000-digit timestamp crashes the openai SDK."""
+
+_JSON_TYPES = {type(None): "null", bool: "a boolean", int: "an integer", float: "a number",
+               str: "a string", list: "an array", dict: "an object"}
+
+
+def json_type(value: Any) -> str:
+    """What arrived, for error messages: `an integer (5)`, `a string ('ab...')`, `an array`."""
+    name = _JSON_TYPES.get(type(value), type(value).__name__)
+    if type(value) in (bool, int, float):
+        text = repr(value)
+        return f"{name} ({text if len(text) <= 24 else text[:12] + '...'})"
+    if type(value) is str:
+        return f"{name} ({value[:24]!r}{'...' if len(value) > 24 else ''})"
+    return name
+
+
+def wrong_type(where: str, expected: str, value: Any) -> NoReturn:
+    """Refuse a wire value: `DecodeError("<where>: expected <expected>, got <what>")`. Raised
+    without a format; `Decoder` completes it with the format and the event being handled."""
+    raise DecodeError(f"{where}: expected {expected}, got {json_type(value)}")
+
+
+# -- the typed accessors: `obj` is a parsed JSON object, `key` a field, `where` its name in
+# error messages ("message_start.message"). `opt_*` return None for an absent or null field.
+
+
+def need_str(obj: dict[str, Any], key: str, where: str) -> str:
+    value = obj.get(key)
+    if type(value) is not str:
+        wrong_type(f"{where}.{key}", "a string", value)
+    return value
+
+
+def opt_str(obj: dict[str, Any], key: str, where: str) -> str | None:
+    value = obj.get(key)
+    if value is None or type(value) is str:
+        return value
+    wrong_type(f"{where}.{key}", "a string or null", value)
+
+
+def need_int(obj: dict[str, Any], key: str, where: str) -> int:
+    """A non-negative integer (an index, a position), at most `MAX_COUNT`."""
+    value = obj.get(key)
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        wrong_type(f"{where}.{key}", "a non-negative integer", value)
+    return value
+
+
+def opt_int(obj: dict[str, Any], key: str, where: str) -> int | None:
+    value = obj.get(key)
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value <= MAX_COUNT:
+        wrong_type(f"{where}.{key}", "a non-negative integer or null", value)
+    return value
+
+
+count = opt_int
+"""A token count: a non-negative integer, or None when absent or null."""
+
+
+def timestamp(obj: dict[str, Any], key: str, where: str) -> int | None:
+    """Unix seconds: an integer, or a finite number (truncated), within 0..MAX_COUNT; None
+    when absent or null."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if (type(value) is int or type(value) is float) and 0 <= value <= MAX_COUNT:
+        return int(value)  # NaN fails the range test, so int() cannot raise
+    wrong_type(f"{where}.{key}", "a Unix timestamp", value)
+
+
+def need_dict(obj: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = obj.get(key)
+    if type(value) is not dict:
+        wrong_type(f"{where}.{key}", "an object", value)
+    return value
+
+
+def opt_dict(obj: dict[str, Any], key: str, where: str) -> dict[str, Any] | None:
+    value = obj.get(key)
+    if value is None or type(value) is dict:
+        return value
+    wrong_type(f"{where}.{key}", "an object or null", value)
+
+
+def opt_list(obj: dict[str, Any], key: str, where: str) -> list[Any] | None:
+    value = obj.get(key)
+    if value is None or type(value) is list:
+        return value
+    wrong_type(f"{where}.{key}", "an array or null", value)
+
+
+
+def looks_like(data: str) -> str | None:
+    """The format a payload looks like ("chat", "responses", "messages", "images"), or None:
+    for the error that names a wrongly declared source format (cold path only)."""
+    try:
+        obj = from_json(data)
+    except ValueError:
+        return None
+    if type(obj) is not dict:
+        return None
+    kind = obj.get("type")
+    if type(kind) is str:
+        if kind.startswith("response."):
+            return "responses"
+        if kind.startswith(("message_", "content_block_")) or kind == "ping":
+            return "messages"
+        if kind.startswith(("image_generation.", "image_edit.")):
+            return "images"
+    if "choices" in obj or obj.get("object") == "chat.completion.chunk":
+        return "chat"
+    return None
 
 
 def dumps(obj: Any) -> bytes:
@@ -74,6 +221,7 @@ class Decoder:
         self._parser = SSEParser(max_event_size=max_event_size)
         self._closed = False
         self._message: SSEMessage | None = None  # the message being handled, for error reports
+        self._skipped = 0  # messages skipped as unknown (all of them: a wrong source format)
 
     # -- public API -------------------------------------------------------------------------
 
@@ -124,6 +272,10 @@ class Decoder:
                 self._closed = False
                 break
         self._closed = True
+        last = self._message
+        if last is not None and self._skipped == last.number + 1:
+            # Not one event was recognised: a wrong source format, not a truncated stream.
+            self._wrong_format(last)
         out += self._on_end()
         return out
 
@@ -145,7 +297,7 @@ class Decoder:
     def _json(self, message: SSEMessage) -> dict[str, Any]:
         """Parse a payload: one `from_json`, and it must be a JSON object."""
         try:
-            value = from_json(message.data)
+            value = from_json(message.data, allow_inf_nan=False)
         except ValueError as exc:
             self._fail(f"invalid JSON ({exc})")
         if type(value) is not dict:
@@ -164,10 +316,27 @@ class Decoder:
         )
 
     def _unknown(self, what: str) -> list[Event]:
-        """Skip an unknown event or field, or raise in strict mode."""
+        """Skip an unknown event or field, or raise in strict mode. A skipped one is listed in
+        the loss report (`unknown`), so that lenient mode drops nothing unsaid."""
+        message = self._message
+        if message is not None and message.number == self._skipped:  # none recognised yet
+            kind = looks_like(message.data)
+            if kind is not None and kind != self.format:
+                self._wrong_format(message, kind)
         if self.strict:
             self._fail(what)
+        self._skipped += 1
+        self.report.add("decode", self.format, "unknown", f"skipped: {what}")
         return []
+
+    def _wrong_format(self, message: SSEMessage, kind: str | None = None) -> NoReturn:
+        """Refuse a stream whose events are not of this format at all (`--from chat` on a
+        messages stream): a configuration error, which must not pass for a flaky upstream."""
+        self._message = message
+        kind = kind or looks_like(message.data)
+        seems = f"it looks like {kind}" if kind else f"not one event is a {self.format} event"
+        self._fail(f"the stream is not {self.format}: {seems} (is the declared source format "
+                   "right?)")
 
     def _truncated(self, what: str) -> Error:
         """The `Error` event for a stream that ended before its terminal event."""
@@ -179,8 +348,10 @@ class Decoder:
         self._message = message
         try:
             return self._on_message(message)
-        except DecodeError:
+        except DecodeError as exc:
             self._closed = True
+            if exc.format is None:  # from a typed accessor: name the format and the event
+                self._fail(exc.message)
             raise
 
     def _check_open(self) -> None:
@@ -250,7 +421,20 @@ class Encoder:
 
     def _frame(self, event: bytes | None, obj: Any) -> bytes:
         """One SSE event holding `obj` as compact JSON."""
-        return frame(event, to_json(obj))
+        return frame(event, self._dumps(obj))
+
+    def _dumps(self, obj: Any) -> bytes:
+        """Compact JSON of a provider object. A non-finite float (a `1e400` read from the
+        wire) has no JSON spelling: it is written as null and named in the loss report."""
+        out = to_json(obj)
+        if b"NaN" in out or b"Infinity" in out:  # rare words: the exact check runs seldom
+            finite = to_json(obj, inf_nan_mode="null")
+            if finite != out:
+                self.report.add("encode", self.format, "non_finite_number",
+                                "a number too large for a double (such as 1e400) written "
+                                "as null")
+                return finite
+        return out
 
     def _cannot(self, event: Event, state: str) -> NoReturn:
         raise EncodeError(

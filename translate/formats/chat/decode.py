@@ -54,7 +54,7 @@ from ...events import (
 )
 from ...report import LossReport
 from ...sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage
-from .._base import Decoder
+from .._base import Decoder, need_int, opt_dict, opt_int, opt_list, opt_str, timestamp, wrong_type
 from .._openai import openai_error_kind
 from .wire import FINISH_TO_STOP, usage_to_ir
 
@@ -63,6 +63,11 @@ __all__ = ["ChatDecoder"]
 # Delta fields that carry content: one after the choice's finish_reason is bad input.
 _CONTENT_KEYS = ("content", "refusal", "tool_calls", "function_call", "reasoning",
                  "reasoning_content", "reasoning_details", "images", "audio")
+
+# Top-level chunk fields that carry nothing for the IR; any other field of a chunk without
+# choices or usage (OpenAI's trailing `moderation` chunk) is named in the loss report.
+_ENVELOPE = frozenset({"id", "object", "created", "model", "system_fingerprint", "service_tier",
+                       "choices", "usage", "prompt_filter_results", "obfuscation", "provider"})
 
 
 class _Tool:
@@ -100,6 +105,8 @@ class ChatDecoder(Decoder):
         # the open content block: (kind, key, IR index); key tells reasoning details apart
         self._open: tuple[str, object, int] | None = None
         self._tools: dict[object, _Tool] = {}  # tool index (or "function_call") -> block
+        self._tool_ids: set[str] = set()  # every tool call id seen
+        self._next_tool_key = 0  # one more than the largest integer tool index seen
         self._open_tools: list[_Tool] = []  # tool blocks not yet ended, in order
         self._last_tool: object = None
         self._had_tools = False
@@ -130,7 +137,7 @@ class ChatDecoder(Decoder):
         # Invalid JSON is bad input in every mode (it cannot be skipped without losing content);
         # `strict` only decides about well-formed payloads of unknown shape.
         try:
-            obj = from_json(data)
+            obj = from_json(data, allow_inf_nan=False)
         except ValueError as exc:
             self._fail(f"invalid JSON ({exc})")
         if type(obj) is not dict:
@@ -140,28 +147,41 @@ class ChatDecoder(Decoder):
         error = obj.get("error")
         if error or message.event == "error":
             return self._on_error(obj, error)
+        # opt_list / opt_dict inlined (once per chunk): the common types cost one check each
         choices = obj.get("choices")
+        if type(choices) is not list and choices is not None:
+            opt_list(obj, "choices", "chunk")  # raises
         usage = obj.get("usage")
-        if type(choices) is not list:
-            if type(usage) is not dict:
+        if type(usage) is not dict and usage is not None:
+            opt_dict(obj, "usage", "chunk")  # raises
+        if choices is None:
+            # no choices: a usage-only chunk, unless it is a typed event of another format
+            # (a chunk has no `type`; an images event has usage too)
+            if usage is None or type(obj.get("type")) is str:
                 if obj.get("object") == "chat.completion.chunk":
                     # a chunk by its own account, without its required field: bad input in
                     # every mode (strict=False only skips payloads of an unknown shape)
                     self._fail("chunk without a choices list")
                 return self._unknown("chunk without choices, error or usage")
-            choices = ()
-        elif not choices and type(usage) is not dict:
-            return []  # Azure's first chunk: prompt_filter_results only (spec §7.3)
+            choices = []
+        elif not choices and usage is None:
+            # Azure's first chunk: prompt_filter_results only (spec §7.3); anything else
+            # (OpenAI's trailing moderation chunk) has no place in the IR: say so.
+            for key, value in obj.items():
+                if key not in _ENVELOPE and value is not None:
+                    self.report.add("decode", "chat", "chunk_field",
+                                    f"chunk field {key!r} (in a chunk without choices) is "
+                                    "not carried")
+            return []
         out: list[Event] = []
         if not self._started:
             self._start(obj, out)
         for choice in choices:
             if type(choice) is not dict:
-                self._unknown("a choice that is not an object")
-                continue
+                wrong_type("chunk.choices[]", "an object", choice)
             index = choice.get("index", 0)
-            if type(index) is not int:  # a malformed known shape: bad input in every mode
-                self._fail(f"a choice index that is not an integer: {index!r}")
+            if type(index) is not int or index < 0:  # need_int inlined (once per chunk)
+                index = need_int(choice, "index", "choice")
             if index != self.choice:
                 if index not in self._other_choices:
                     self._other_choices.add(index)
@@ -174,18 +194,17 @@ class ChatDecoder(Decoder):
             self._citations = citations
             self.report.add("decode", "chat", "citation",
                             "top-level citations array (no text position to attach it to)")
-        if type(usage) is dict:
+        if usage is not None:
             self._on_usage(usage, out)
         return out
 
     def _start(self, obj: dict[str, Any], out: list[Event]) -> None:
         self._started = True
-        id_, model, created = obj.get("id"), obj.get("model"), obj.get("created")
         out.append(MessageStart(
             origin="chat",
-            id=id_ if type(id_) is str and id_ else None,
-            model=model if type(model) is str and model else None,
-            created=created if type(created) is int and created > 0 else None,
+            id=opt_str(obj, "id", "chunk") or None,
+            model=opt_str(obj, "model", "chunk") or None,
+            created=timestamp(obj, "created", "chunk") or None,
         ))
 
     def _on_done(self) -> list[Event]:
@@ -222,12 +241,14 @@ class ChatDecoder(Decoder):
         if self._finished:
             # Repeated finish chunks (OpenRouter's usage chunk) are no-ops; content after the
             # finish_reason is out of order, and dropping it would lose it silently.
-            delta = choice.get("delta")
-            if type(delta) is dict and any(delta.get(key) for key in _CONTENT_KEYS):
+            delta = opt_dict(choice, "delta", "choice")
+            if delta is not None and any(delta.get(key) for key in _CONTENT_KEYS):
                 self._fail("content after the finish_reason")
             return
         delta = choice.get("delta")
-        if type(delta) is dict and delta:
+        if type(delta) is not dict and delta is not None:
+            opt_dict(choice, "delta", "choice")  # raises
+        if delta:
             # Fast paths for the deltas that make up almost every stream: a delta with only
             # `content`, only `tool_calls`, or DeepSeek's `content: null` + `reasoning_content`.
             # Each does exactly what _on_delta does for that shape, without probing the other
@@ -244,10 +265,9 @@ class ChatDecoder(Decoder):
                             self._content("text", None, content, out)
                 elif type(tool_calls := delta.get("tool_calls")) is list:
                     for call in tool_calls:
-                        if type(call) is dict:
-                            self._on_tool_call(call, out)
-                        else:
-                            self._unknown("a tool call that is not an object")
+                        if type(call) is not dict:
+                            wrong_type("delta.tool_calls[]", "an object", call)
+                        self._on_tool_call(call, out)
                 else:
                     self._on_delta(delta, out)
             elif (size == 2 and delta.get("content", 0) is None
@@ -263,10 +283,13 @@ class ChatDecoder(Decoder):
             else:
                 self._on_delta(delta, out)
         logprobs = choice.get("logprobs")
-        if type(logprobs) is dict and (logprobs.get("content") or logprobs.get("refusal")):
+        if logprobs is not None and (type(logprobs) is not dict or logprobs.get("content")
+                                     or logprobs.get("refusal")):
             self.report.add("decode", "chat", "logprobs", "token logprobs are not carried")
         finish = choice.get("finish_reason")
-        if type(finish) is str and finish:
+        if type(finish) is not str and finish is not None:
+            opt_str(choice, "finish_reason", "choice")  # raises
+        if finish:
             if finish == "error":
                 self._on_error({}, {"message": "the upstream ended the choice with "
                                                "finish_reason 'error'", "type": "server_error"},
@@ -276,23 +299,26 @@ class ChatDecoder(Decoder):
 
     def _on_delta(self, delta: dict[str, Any], out: list[Event]) -> None:
         # reasoning first: it precedes content within a delta
-        details = delta.get("reasoning_details")
-        if type(details) is list:
+        details = opt_list(delta, "reasoning_details", "delta")
+        # all three dialects are type-checked, also the ones a richer dialect wins over
+        reasoning = opt_str(delta, "reasoning", "delta")
+        reasoning_content = opt_str(delta, "reasoning_content", "delta")
+        if details is not None:
             if details:
                 plain = None
-                if delta.get("reasoning"):
+                if reasoning:
                     plain = "reasoning"
-                elif delta.get("reasoning_content"):
+                elif reasoning_content:
                     plain = "reasoning_content"
                 self._on_details(details, plain, out)
         else:
-            text = delta.get("reasoning")
-            if type(text) is str and text:
+            text = reasoning
+            if text:
                 self._content("thinking", "reasoning", text, out,
                               raw={"chat_dialect": "reasoning"})
             else:
-                text = delta.get("reasoning_content")
-                if type(text) is str and text:
+                text = reasoning_content
+                if text:
                     self._content("thinking", "reasoning_content", text, out,
                                   raw={"chat_dialect": "reasoning_content"})
         content = delta.get("content")
@@ -301,24 +327,25 @@ class ChatDecoder(Decoder):
                 self._content("text", None, content, out)
         elif type(content) is list:
             self._on_parts(content, out)
-        refusal = delta.get("refusal")
-        if type(refusal) is str and refusal:
+        elif content is not None:
+            wrong_type("delta.content", "a string, an array or null", content)
+        refusal = opt_str(delta, "refusal", "delta")
+        if refusal:
             self._content("refusal", None, refusal, out)
-        annotations = delta.get("annotations")
-        if type(annotations) is list and annotations:
+        annotations = opt_list(delta, "annotations", "delta")
+        if annotations:
             self._on_annotations(annotations, out)
-        tool_calls = delta.get("tool_calls")
-        if type(tool_calls) is list:
+        tool_calls = opt_list(delta, "tool_calls", "delta")
+        if tool_calls is not None:
             for call in tool_calls:
-                if type(call) is dict:
-                    self._on_tool_call(call, out)
-                else:
-                    self._unknown("a tool call that is not an object")
-        function_call = delta.get("function_call")
-        if type(function_call) is dict:
+                if type(call) is not dict:
+                    wrong_type("delta.tool_calls[]", "an object", call)
+                self._on_tool_call(call, out)
+        function_call = opt_dict(delta, "function_call", "delta")
+        if function_call is not None:
             self._on_function_call(function_call, out)
-        images = delta.get("images")
-        if type(images) is list and images:
+        images = opt_list(delta, "images", "delta")
+        if images:
             self._on_images(images, out)
         if delta.get("audio"):
             self.report.add("decode", "chat", "audio", "audio output is not carried")
@@ -360,17 +387,22 @@ class ChatDecoder(Decoder):
         """Mistral's typed content: `[{"type":"thinking","thinking":[{"type":"text",...}]}]`
         and `[{"type":"text","text":...}]`."""
         for part in parts:
-            kind = part.get("type") if type(part) is dict else None
+            if type(part) is not dict:
+                wrong_type("delta.content[]", "an object", part)
+            kind = part.get("type")
             if kind == "text":
-                text = part.get("text")
-                if type(text) is str and text:
+                text = opt_str(part, "text", "content part")
+                if text:
                     self._content("text", None, text, out)
             elif kind == "thinking":
                 inner = part.get("thinking")
                 pieces = inner if type(inner) is list else [inner]
                 for piece in pieces:
-                    text = piece.get("text") if type(piece) is dict else piece
-                    if type(text) is str and text:
+                    text = opt_str(piece, "text", "thinking part") if type(piece) is dict \
+                        else piece
+                    if text is not None and type(text) is not str:
+                        wrong_type("content part.thinking", "a string or text parts", text)
+                    if text:
                         self._content("thinking", "content", text, out,
                                       raw={"chat_dialect": "content"})
             else:
@@ -381,37 +413,35 @@ class ChatDecoder(Decoder):
         """OpenRouter `reasoning_details` fragments (spec §7.1)."""
         for detail in details:
             if type(detail) is not dict:
-                self._unknown("a reasoning detail that is not an object")
-                continue
+                wrong_type("delta.reasoning_details[]", "an object", detail)
             kind = detail.get("type")
-            fmt = detail.get("format")
-            fmt = fmt if type(fmt) is str and fmt else None
-            number = detail.get("index", 0)
+            fmt = opt_str(detail, "format", "reasoning detail") or None
+            number = opt_int(detail, "index", "reasoning detail") or 0
             raw: dict[str, Any] = {"chat_dialect": "reasoning_details"}
             if fmt is not None:
                 raw["format"] = fmt
-            detail_id = detail.get("id")
-            if type(detail_id) is str and detail_id:
+            detail_id = opt_str(detail, "id", "reasoning detail")
+            if detail_id:
                 raw["id"] = detail_id
             if plain is not None:
                 raw["plain"] = plain
             if kind == "reasoning.text":
-                text = detail.get("text")
-                if type(text) is str and text:
+                text = opt_str(detail, "text", "reasoning detail")
+                if text:
                     self._content("thinking", ("text", number), text, out, raw=raw)
-                signature = detail.get("signature")
-                if type(signature) is str and signature:
+                signature = opt_str(detail, "signature", "reasoning detail")
+                if signature:
                     index = self._ensure("thinking", ("text", number), out, raw=raw)
                     out.append(SignatureDelta(index=index, signature=signature,
                                               provider=fmt or "unknown"))
             elif kind == "reasoning.summary":
-                text = detail.get("summary")
-                if type(text) is str and text:
+                text = opt_str(detail, "summary", "reasoning detail")
+                if text:
                     self._content("thinking", ("summary", number), text, out, summary=True,
                                   raw=raw)
             elif kind == "reasoning.encrypted":
-                data = detail.get("data")
-                if type(data) is not str or not data:
+                data = opt_str(detail, "data", "reasoning detail")
+                if not data:
                     continue
                 if fmt is not None and fmt.startswith("anthropic-"):
                     self._close_content(out)
@@ -441,8 +471,7 @@ class ChatDecoder(Decoder):
         index = self._ensure("text", None, out)
         for annotation in annotations:
             if type(annotation) is not dict:
-                self._unknown("an annotation that is not an object")
-                continue
+                wrong_type("delta.annotations[]", "an object", annotation)
             if type(annotation.get("index")) is int:
                 # our encoder numbers annotations so that the SDK accumulator can merge them
                 annotation = {k: v for k, v in annotation.items() if k != "index"}
@@ -477,29 +506,31 @@ class ChatDecoder(Decoder):
             if type(key) is int and type(function) is dict and len(function) == 1:
                 tool = self._tools.get(key)
                 args = function.get("arguments")
-                if tool is not None and args is not None:
+                if tool is not None and type(args) is str:
                     self._last_tool = key
-                    if type(args) is str and args:
+                    if args:
                         out.append(ToolArgsDelta(index=tool.index, json=args))
                     return
-        key = call.get("index")
-        call_id = call.get("id")
-        call_id = call_id if type(call_id) is str and call_id else None
-        function = call.get("function")
+        key = opt_int(call, "index", "tool call")
+        call_id = opt_str(call, "id", "tool call") or None
+        function = opt_dict(call, "function", "tool call")
         name = args = None
-        if type(function) is dict:
-            name, args = function.get("name"), function.get("arguments")
-        if type(key) is not int:
-            # Mistral sends whole calls without an index: a new id is the next call
-            if call_id is not None and all(t.id != call_id for t in self._tools.values()):
-                key = max((k for k in self._tools if type(k) is int), default=-1) + 1
+        if function is not None:
+            name = opt_str(function, "name", "tool call function")
+            args = opt_str(function, "arguments", "tool call function")
+        if key is None:
+            # Mistral sends whole calls without an index: a new id is the next call (ids and
+            # the next free index are kept aside, so that n calls cost O(n), not O(n^2))
+            if call_id is not None and call_id not in self._tool_ids:
+                key = self._next_tool_key
             else:
                 key = self._last_tool if self._last_tool is not None else 0
         self._tool(key, call_id, name, args, out)
 
     def _on_function_call(self, call: dict[str, Any], out: list[Event]) -> None:
         """The deprecated single `function_call`: tool call index 0 with no id."""
-        self._tool("function_call", None, call.get("name"), call.get("arguments"), out)
+        self._tool("function_call", None, opt_str(call, "name", "function_call"),
+                   opt_str(call, "arguments", "function_call"), out)
 
     def _tool(self, key: object, call_id: str | None, name: Any, args: Any,
               out: list[Event]) -> None:
@@ -512,6 +543,10 @@ class ChatDecoder(Decoder):
             self._next += 1
             tool = _Tool(index, call_id, name)
             self._tools[key] = tool
+            if call_id is not None:
+                self._tool_ids.add(call_id)
+            if type(key) is int and key >= self._next_tool_key:
+                self._next_tool_key = key + 1
             self._open_tools.append(tool)
             self._had_tools = True
             out.append(BlockStart(index=index, kind="tool_call", id=call_id, name=name))

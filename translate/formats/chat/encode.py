@@ -252,7 +252,7 @@ class ChatEncoder(Encoder):
     def _chunk(self, delta: dict[str, Any]) -> bytes:
         """One chunk of choice 0 carrying `delta`; the role chunk first if still due."""
         out = b"" if self._role else self._role_chunk("")
-        return out + frame(None, self._base + _OPEN_CHOICE + to_json(delta) + _NULL_FINISH)
+        return out + frame(None, self._base + _OPEN_CHOICE + self._dumps(delta) + _NULL_FINISH)
 
     # -- blocks -------------------------------------------------------------------------
 
@@ -460,8 +460,8 @@ class ChatEncoder(Encoder):
         finishes with "error"; usage rides along when known."""
         tail = b""
         if self._usage is not None:
-            tail = b',"usage":' + to_json(self._usage_object(self._usage))
-        return frame(None, self._base + b',"error":' + to_json(error)
+            tail = b',"usage":' + self._dumps(self._usage_object(self._usage))
+        return frame(None, self._base + b',"error":' + self._dumps(error)
                      + b',"choices":[{"index":0,"delta":{},"finish_reason":"error"}]'
                      + tail + b"}")
 
@@ -473,7 +473,7 @@ class ChatEncoder(Encoder):
     def _usage_chunk(self) -> bytes:
         if self._usage is None:
             return b""
-        usage = to_json(self._usage_object(self._usage))
+        usage = self._dumps(self._usage_object(self._usage))
         if self.include_usage:
             return frame(None, self._base + b',"choices":[],"usage":' + usage + b"}")
         return frame(None, self._base + b',"choices":[{"index":0,"delta":{},'

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ...events import StopReason, Usage
-from .._base import int_or_none
+from .._base import count, opt_dict
 
 __all__ = [
     "DIALECTS",
@@ -103,23 +103,23 @@ def usage_to_ir(usage: dict[str, Any]) -> Usage:
     xAI counts reasoning outside `completion_tokens`; it shows as total == prompt + completion +
     reasoning != prompt + completion, and then reasoning is folded into the output.
     """
-    prompt = int_or_none(usage.get("prompt_tokens"))
-    completion = int_or_none(usage.get("completion_tokens"))
-    total = int_or_none(usage.get("total_tokens"))
-    pdetails = usage.get("prompt_tokens_details")
-    cdetails = usage.get("completion_tokens_details")
+    prompt = count(usage, "prompt_tokens", "usage")
+    completion = count(usage, "completion_tokens", "usage")
+    total = count(usage, "total_tokens", "usage")
+    pdetails = opt_dict(usage, "prompt_tokens_details", "usage")
+    cdetails = opt_dict(usage, "completion_tokens_details", "usage")
     cached = cache_write = reasoning = None
-    if type(pdetails) is dict:
-        cached = int_or_none(pdetails.get("cached_tokens"))
-        cache_write = int_or_none(pdetails.get("cache_write_tokens"))
+    if pdetails is not None:
+        cached = count(pdetails, "cached_tokens", "usage")
+        cache_write = count(pdetails, "cache_write_tokens", "usage")
     if cached is None:
-        cached = int_or_none(usage.get("prompt_cache_hit_tokens"))
+        cached = count(usage, "prompt_cache_hit_tokens", "usage")
         if cached is None:
-            cached = int_or_none(usage.get("cache_read_input_tokens"))
+            cached = count(usage, "cache_read_input_tokens", "usage")
     if cache_write is None:
-        cache_write = int_or_none(usage.get("cache_creation_input_tokens"))
-    if type(cdetails) is dict:
-        reasoning = int_or_none(cdetails.get("reasoning_tokens"))
+        cache_write = count(usage, "cache_creation_input_tokens", "usage")
+    if cdetails is not None:
+        reasoning = count(cdetails, "reasoning_tokens", "usage")
     if (
         reasoning
         and prompt is not None

@@ -35,7 +35,7 @@ from ...events import (
     Stop,
 )
 from ...sse import SSEMessage
-from .._base import Decoder, int_or_none, str_or_none
+from .._base import Decoder, opt_dict, opt_int, opt_str, timestamp
 from .._openai import openai_error_kind
 from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, Operation, usage_to_ir
 
@@ -116,11 +116,11 @@ class ImagesDecoder(Decoder):
         b64 = obj.get("b64_json")
         if type(b64) is not str:  # a required field: bad input in every mode
             self._fail("partial image event without a b64_json string")
-        created = int_or_none(obj.get("created_at"))
+        created = timestamp(obj, "created_at", "image event")
         out = self._start(created)
         index = self._open_block(out)
-        number = obj.get("partial_image_index")
-        if type(number) is not int:
+        number = opt_int(obj, "partial_image_index", "partial image event")
+        if number is None:
             if self.strict:
                 self._fail("partial image event without an integer partial_image_index")
             number = self._partials
@@ -129,38 +129,32 @@ class ImagesDecoder(Decoder):
             index=index,
             partial_index=number,
             b64=b64,
-            size=str_or_none(obj.get("size")),
-            quality=str_or_none(obj.get("quality")),
-            background=str_or_none(obj.get("background")),
-            output_format=str_or_none(obj.get("output_format")),
+            size=opt_str(obj, "size", "image event"),
+            quality=opt_str(obj, "quality", "image event"),
+            background=opt_str(obj, "background", "image event"),
+            output_format=opt_str(obj, "output_format", "image event"),
             created_at=created,
             operation=op,
         ))
         return out
 
     def _completed_event(self, obj: dict[str, Any], op: Operation) -> list[Event]:
-        b64 = obj.get("b64_json")
-        if type(b64) is not str:
-            if self.strict:
-                self._fail("completed event without a b64_json string")
-            b64 = None
-        usage = obj.get("usage")
-        if usage is not None and type(usage) is not dict and self.strict:
-            self._fail("completed event whose usage is not an object")
-        created = int_or_none(obj.get("created_at"))
+        b64 = opt_str(obj, "b64_json", "completed event")
+        usage = opt_dict(obj, "usage", "completed event")
+        created = timestamp(obj, "created_at", "image event")
         out = self._start(created)
         index = self._open_block(out)
         out.append(ImageDone(
             index=index,
             b64=b64,
-            size=str_or_none(obj.get("size")),
-            quality=str_or_none(obj.get("quality")),
-            background=str_or_none(obj.get("background")),
-            output_format=str_or_none(obj.get("output_format")),
+            size=opt_str(obj, "size", "image event"),
+            quality=opt_str(obj, "quality", "image event"),
+            background=opt_str(obj, "background", "image event"),
+            output_format=opt_str(obj, "output_format", "image event"),
             created_at=created,
             operation=op,
         ))
-        if type(usage) is dict:
+        if usage is not None:
             out.append(usage_to_ir(usage))
         if obj.get("safety_identifier"):
             self.report.add("decode", self.format, "safety_identifier",
@@ -173,7 +167,8 @@ class ImagesDecoder(Decoder):
     def _error(self, obj: dict[str, Any]) -> list[Event]:
         nested = obj.get("error")
         raw = nested if type(nested) is dict else {k: v for k, v in obj.items() if k != "type"}
-        message = str_or_none(raw.get("message")) or "images: the upstream reported an error"
+        message = raw.get("message") if type(raw.get("message")) is str else None
+        message = message or "images: the upstream reported an error"
         code = raw.get("code")
         out = self._start(None)
         out.append(Error(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Literal, TypedDict
 
 from ...events import ErrorKind, Usage
-from .._base import int_or_none
+from .._base import count, opt_dict
 
 __all__ = [
     "COMPLETED_EVENT_NAME",
@@ -104,13 +104,13 @@ class ImagesErrorEvent(TypedDict):
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """Images usage -> IR. `input_tokens` already counts text and image input; the
     image/text split (`input_tokens_details`) has no IR field and stays in `raw`."""
-    details = usage.get("input_tokens_details")
-    cached = int_or_none(details.get("cached_tokens")) if type(details) is dict else None
+    details = opt_dict(usage, "input_tokens_details", "usage")
+    cached = count(details, "cached_tokens", "usage") if details is not None else None
     return Usage(
-        input_tokens=int_or_none(usage.get("input_tokens")),
-        output_tokens=int_or_none(usage.get("output_tokens")),
+        input_tokens=count(usage, "input_tokens", "usage"),
+        output_tokens=count(usage, "output_tokens", "usage"),
         cache_read_tokens=cached,
-        total_tokens=int_or_none(usage.get("total_tokens")),
+        total_tokens=count(usage, "total_tokens", "usage"),
         raw=usage,
     )
 

@@ -48,7 +48,7 @@ from ...events import (
     ToolArgsDelta,
 )
 from ...sse import SSEMessage
-from .._base import Decoder
+from .._base import Decoder, need_int, need_str, opt_dict, opt_list, opt_str
 from .wire import ERROR_TO_IR, SIGNATURE_FORMAT, STOP_TO_IR, usage_to_ir
 
 __all__ = ["MessagesDecoder"]
@@ -113,7 +113,7 @@ class MessagesDecoder(Decoder):
     def _on_message(self, message: SSEMessage) -> list[Event]:
         # `Decoder._json` inlined: this runs once per event.
         try:
-            payload = from_json(message.data)
+            payload = from_json(message.data, allow_inf_nan=False)
         except ValueError as exc:
             self._fail(f"invalid JSON ({exc})")
         if type(payload) is not dict:
@@ -171,14 +171,13 @@ class MessagesDecoder(Decoder):
         message = payload.get("message")
         if type(message) is not dict:
             self._fail("message_start without a message object")
-        msg_id, model = message.get("id"), message.get("model")
         out: list[Event] = [MessageStart(
             origin=self.format,
-            id=msg_id if type(msg_id) is str else None,
-            model=model if type(model) is str else None,
+            id=opt_str(message, "id", "message_start.message"),
+            model=opt_str(message, "model", "message_start.message"),
         )]
-        usage = message.get("usage")
-        if type(usage) is dict:
+        usage = opt_dict(message, "usage", "message_start.message")
+        if usage is not None:
             self._usage = dict(usage)
             out.append(usage_to_ir(dict(usage)))
         return out
@@ -191,7 +190,7 @@ class MessagesDecoder(Decoder):
         if type(block) is not dict:
             self._fail(f"content_block_start for index {index} without a content_block")
         self._seen.add(index)
-        kind = _KINDS.get(block.get("type"))  # type: ignore[arg-type]
+        kind = _KINDS.get(need_str(block, "type", "content_block"))
         if kind is None:  # opaque: emitted whole at its stop
             self._blocks[index] = _Block("opaque", -1, dict(block))
             return []
@@ -201,29 +200,34 @@ class MessagesDecoder(Decoder):
         self._blocks[index] = state
         if kind == "text":
             out: list[Event] = [BlockStart(index=ir, kind="text")]
-            for citation in block.get("citations") or ():
+            for citation in opt_list(block, "citations", "content_block") or ():
+                if type(citation) is not dict:
+                    self._fail("content_block.citations: expected objects")
                 out.append(Citation(index=ir, raw=citation))
-            if block.get("text"):
-                out.append(TextDelta(index=ir, text=block["text"]))
+            text = opt_str(block, "text", "content_block")
+            if text:
+                out.append(TextDelta(index=ir, text=text))
             return out
         if kind == "thinking":
             out = [BlockStart(index=ir, kind="thinking")]
-            if block.get("thinking"):
-                out.append(ThinkingDelta(index=ir, text=block["thinking"]))
-            if block.get("signature"):
-                out.append(SignatureDelta(index=ir, signature=block["signature"],
+            text = opt_str(block, "thinking", "content_block")
+            if text:
+                out.append(ThinkingDelta(index=ir, text=text))
+            signature = opt_str(block, "signature", "content_block")
+            if signature:
+                out.append(SignatureDelta(index=ir, signature=signature,
                                           provider=SIGNATURE_FORMAT))
             return out
         if kind == "redacted_thinking":
-            data = block.get("data")
-            return [BlockStart(index=ir, kind="redacted_thinking",
-                               data=data if type(data) is str else "", provider=SIGNATURE_FORMAT)]
-        tool_id, name = block.get("id"), block.get("name")
+            data = opt_str(block, "data", "content_block")
+            return [BlockStart(index=ir, kind="redacted_thinking", data=data or "",
+                               provider=SIGNATURE_FORMAT)]
+        tool_id = opt_str(block, "id", "content_block")
+        name = opt_str(block, "name", "content_block")
         # Fields beyond the four we model (2.x `caller`, `toolset_name`) ride along in `raw`
         # so that a messages target can write the same skeleton.
         extra = {k: v for k, v in block.items() if k not in _TOOL_FIELDS}
-        return [BlockStart(index=ir, kind="tool_call", id=tool_id if type(tool_id) is str else None,
-                           name=name if type(name) is str else None, raw=extra or None)]
+        return [BlockStart(index=ir, kind="tool_call", id=tool_id, name=name, raw=extra or None)]
 
     def _on_content_block_delta(self, payload: dict[str, Any]) -> list[Event]:
         # The hot path. Open blocks exist only inside the message, so finding one proves the
@@ -235,24 +239,25 @@ class MessagesDecoder(Decoder):
         delta = payload.get("delta")
         if type(delta) is not dict:
             self._fail(f"content_block_delta for index {index} without a delta object")
-        dtype = delta.get("type")
+        dtype = need_str(delta, "type", "content_block_delta.delta")
         kind = block.kind
         # The common deltas first: one string compare each, no table of closures per event.
+        # (The hot path in _on_message took the well-formed ones; a wrong type is refused.)
         if dtype == "text_delta" and kind == "text":
-            text = delta.get("text")
-            return [TextDelta(index=block.ir, text=text)] if type(text) is str and text else []
+            text = need_str(delta, "text", "text_delta")
+            return [TextDelta(index=block.ir, text=text)] if text else []
         if kind == "opaque":
             return self._opaque_delta(block, delta)
         ir = block.ir
         if dtype == "input_json_delta" and kind == "tool_call":
-            fragment = delta.get("partial_json")
+            fragment = need_str(delta, "partial_json", "input_json_delta")
             block.args_seen = True
-            if type(fragment) is str and fragment:
+            if fragment:
                 return [ToolArgsDelta(index=ir, json=fragment)]
             return []  # the first fragment is often "": nothing to carry
         if dtype == "thinking_delta" and kind == "thinking":
-            text = delta.get("thinking")
-            return [ThinkingDelta(index=ir, text=text)] if type(text) is str and text else []
+            text = need_str(delta, "thinking", "thinking_delta")
+            return [ThinkingDelta(index=ir, text=text)] if text else []
         if dtype == "signature_delta" and kind == "thinking":
             signature = delta.get("signature")
             if type(signature) is not str:
@@ -274,17 +279,17 @@ class MessagesDecoder(Decoder):
 
     def _on_message_delta(self, payload: dict[str, Any]) -> list[Event]:
         self._in_message("message_delta")
-        delta = payload.get("delta")
-        if type(delta) is dict:
-            raw_reason = delta.get("stop_reason")
+        delta = opt_dict(payload, "delta", "message_delta")
+        if delta is not None:
+            raw_reason = opt_str(delta, "stop_reason", "message_delta.delta")
             if raw_reason is not None:
                 reason = STOP_TO_IR.get(raw_reason)
                 if reason is None:
                     self._unknown(f"unknown stop_reason {raw_reason!r}")
                     reason = "end_turn"
-                sequence = delta.get("stop_sequence")
                 self._stop = Stop(reason=reason, raw_reason=raw_reason,
-                                  stop_sequence=sequence if type(sequence) is str else None)
+                                  stop_sequence=opt_str(delta, "stop_sequence",
+                                                        "message_delta.delta"))
             for what in ("stop_details", "container"):
                 if delta.get(what) is not None:
                     self.report.add("decode", self.format, what,
@@ -293,8 +298,8 @@ class MessagesDecoder(Decoder):
         if type(management) is dict and any(management.values()):
             self.report.add("decode", self.format, "context_management",
                             "message_delta.context_management has no place in the IR")
-        usage = payload.get("usage")
-        if type(usage) is not dict:
+        usage = opt_dict(payload, "usage", "message_delta")
+        if usage is None:
             return []
         merged = self._usage = dict(self._usage)  # a fresh dict: emitted Usage.raw stays frozen
         for key, value in usage.items():
@@ -349,10 +354,7 @@ class MessagesDecoder(Decoder):
     def _index(self, payload: dict[str, Any], what: str) -> int:
         if self._state is not _State.OPEN:
             self._in_message(what)
-        index = payload.get("index")
-        if type(index) is not int:
-            self._fail(f"{what} without an integer index")
-        return index
+        return need_int(payload, "index", what)
 
     def _in_message(self, what: str) -> None:
         if self._state is _State.IDLE:
@@ -369,12 +371,10 @@ class MessagesDecoder(Decoder):
         """Grow an opaque block the way the SDK accumulators do; nothing is emitted yet."""
         dtype = delta.get("type")
         if dtype == "input_json_delta":
-            fragment = delta.get("partial_json")
-            if type(fragment) is str:
-                block.json.append(fragment)
+            block.json.append(need_str(delta, "partial_json", "input_json_delta"))
             return []
         if dtype == "text_delta" and type(block.block.get("text")) is str:
-            block.block["text"] += delta.get("text") or ""
+            block.block["text"] += need_str(delta, "text", "text_delta")
             return []
         if dtype == "citations_delta":
             block.block.setdefault("citations", []).append(delta.get("citation"))

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Final, Literal, TypedDict
 
 from ...events import ErrorKind, StopReason, Usage
-from .._base import int_or_none
+from .._base import count, opt_dict
 
 __all__ = [
     "ANTHROPIC_FAMILY",
@@ -128,17 +128,17 @@ class MessageDelta(TypedDict, total=False):
 
 def usage_to_ir(raw: dict[str, Any]) -> Usage:
     """A merged Anthropic usage dict -> IR `Usage` (input counts cache reads and writes)."""
-    uncached = int_or_none(raw.get("input_tokens"))
-    read = int_or_none(raw.get("cache_read_input_tokens"))
-    write = int_or_none(raw.get("cache_creation_input_tokens"))
+    uncached = count(raw, "input_tokens", "usage")
+    read = count(raw, "cache_read_input_tokens", "usage")
+    write = count(raw, "cache_creation_input_tokens", "usage")
     total_in = None
     if uncached is not None or read is not None or write is not None:
         total_in = (uncached or 0) + (read or 0) + (write or 0)
-    details = raw.get("output_tokens_details")
-    reasoning = int_or_none(details.get("thinking_tokens")) if type(details) is dict else None
+    details = opt_dict(raw, "output_tokens_details", "usage")
+    reasoning = count(details, "thinking_tokens", "usage") if details is not None else None
     return Usage(
         input_tokens=total_in,
-        output_tokens=int_or_none(raw.get("output_tokens")),
+        output_tokens=count(raw, "output_tokens", "usage"),
         cache_read_tokens=read,
         cache_write_tokens=write,
         reasoning_tokens=reasoning,

@@ -56,7 +56,17 @@ from ...events import (
     ToolArgsDelta,
 )
 from ...sse import SSEMessage
-from .._base import Decoder, str_or_none
+from .._base import (
+    Decoder,
+    need_dict,
+    need_int,
+    need_str,
+    opt_dict,
+    opt_int,
+    opt_list,
+    opt_str,
+    timestamp,
+)
 from .._openai import openai_error_kind
 from .wire import (
     BUILTIN_PROGRESS_PREFIXES,
@@ -156,7 +166,7 @@ class ResponsesDecoder(Decoder):
             return []
         # `Decoder._json` inlined: this runs once per event.
         try:
-            payload = from_json(message.data)
+            payload = from_json(message.data, allow_inf_nan=False)
         except ValueError as exc:
             self._fail(f"invalid JSON ({exc})")
         if type(payload) is not dict:
@@ -179,7 +189,9 @@ class ResponsesDecoder(Decoder):
                     if delta is ToolArgsDelta:
                         part = item.call if item.kind == "function_call" else None
                     else:
-                        part = (item.summary if summary else item.parts).get(payload.get(key))
+                        position = payload.get(key)
+                        part = (item.summary if summary else item.parts).get(
+                            position) if type(position) is int else None
                         if part is not None and part.delta is not delta:
                             part = None
                     if part is not None and not part.ended:
@@ -208,6 +220,14 @@ class ResponsesDecoder(Decoder):
             return []  # the item is carried whole from output_item.done
         if kind.startswith("response.audio"):
             self.report.add("decode", "responses", "audio", "audio output has no IR event")
+            return []
+        if kind.startswith("response."):
+            # A new event of the known family (`response.apply_patch_call_operation_diff.delta`):
+            # real streams carry such events before our tables know them, so even strict mode
+            # reports them rather than refusing a real stream. What they add to an item
+            # arrives whole with its output_item.done.
+            self.report.add("decode", "responses", "event",
+                            f"event type {kind!r} is not known; skipped")
             return []
         return self._unknown(f"unknown event type {kind!r}")
 
@@ -239,25 +259,25 @@ class ResponsesDecoder(Decoder):
 
     def _item(self, payload: dict[str, Any]) -> _Item:
         """The item a content event belongs to, by `item_id` (else `output_index`)."""
-        item_id = payload.get("item_id")
+        kind = payload["type"]
+        item_id = opt_str(payload, "item_id", kind)
         item = (self._items.get(item_id) if item_id is not None
-                else self._by_index.get(payload.get("output_index")))
+                else self._by_index.get(need_int(payload, "output_index", kind)))
         if item is None:
-            self._fail(f"{payload['type']} for unknown item {item_id!r}")
+            self._fail(f"{kind} for unknown item {item_id!r}")
         return item
 
     def _part(self, payload: dict[str, Any], key: str, summary: bool = False) -> _Part:
         item = self._item(payload)
-        part = (item.summary if summary else item.parts).get(payload.get(key))
+        position = need_int(payload, key, payload["type"])
+        part = (item.summary if summary else item.parts).get(position)
         if part is None:
-            self._fail(f"{payload['type']} for unknown part {payload.get(key)!r} of item "
+            self._fail(f"{payload['type']} for unknown part {position!r} of item "
                        f"{item.id!r}")
         return part
 
     def _delta(self, part: _Part, payload: dict[str, Any], field: str = "delta") -> list[Event]:
-        text = payload.get(field)
-        if type(text) is not str:
-            self._fail(f"{payload['type']} without a string {field}")
+        text = need_str(payload, field, payload["type"])
         if part.ended:
             self._fail(f"{payload['type']} after its part was done")
         part.frags.append(text)
@@ -267,6 +287,9 @@ class ResponsesDecoder(Decoder):
                   what: str = "done_text_mismatch") -> None:
         """A done event carried the full text: emit what the deltas did not."""
         if type(full) is not str:
+            if full is not None:
+                self._fail(f"a done event's full text: expected a string, got "
+                           f"{type(full).__name__}")
             return
         frags = part.frags
         have = frags[0] if len(frags) == 1 else "".join(frags)
@@ -295,8 +318,8 @@ class ResponsesDecoder(Decoder):
         for index in list(self._open):
             out.append(BlockEnd(index=index))
         self._open.clear()
-        usage = response.get("usage")
-        if type(usage) is dict:
+        usage = opt_dict(response, "usage", "response")
+        if usage is not None:
             out.append(usage_to_ir(usage))
         self._state = _State.DONE
 
@@ -330,14 +353,11 @@ def _on_created(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     if self._started:
         return []  # response.queued / in_progress after created: the same response
     self._started = True
-    created = response.get("created_at")
-    rid = response.get("id")
-    model = response.get("model")
     return [MessageStart(
         origin="responses",
-        id=rid if type(rid) is str else None,
-        model=model if type(model) is str else None,
-        created=int(created) if isinstance(created, int | float) else None,
+        id=opt_str(response, "id", "response"),
+        model=opt_str(response, "model", "response"),
+        created=timestamp(response, "created_at", "response"),
     )]
 
 
@@ -347,10 +367,9 @@ def _on_completed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event
     self._stop(response, out)
     tools = self._tool_calls or any(
         type(item) is dict and item.get("type") == "function_call"
-        for item in response.get("output") or ())
-    status = response.get("status")
+        for item in opt_list(response, "output", "response") or ())
     out.append(Stop(reason="tool_use" if tools else "end_turn",
-                    raw_reason=status if type(status) is str else "completed"))
+                    raw_reason=opt_str(response, "status", "response") or "completed"))
     return out
 
 
@@ -358,9 +377,8 @@ def _on_incomplete(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
     response = _response(self, payload)
     out: list[Event] = []
     self._stop(response, out)
-    details = response.get("incomplete_details")
-    reason = details.get("reason") if type(details) is dict else None
-    raw = reason if type(reason) is str else None
+    details = opt_dict(response, "incomplete_details", "response")
+    raw = opt_str(details, "reason", "response.incomplete_details") if details else None
     out.append(Stop(reason=INCOMPLETE_TO_STOP.get(raw, "max_tokens") if raw else "max_tokens",
                     raw_reason=raw))
     return out
@@ -369,11 +387,10 @@ def _on_incomplete(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
 def _on_failed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     response = _response(self, payload)
     out: list[Event] = []
-    usage = response.get("usage")
-    if type(usage) is dict:
+    usage = opt_dict(response, "usage", "response")
+    if usage is not None:
         out.append(usage_to_ir(usage))
-    error = response.get("error")
-    out.append(self._error(error if type(error) is dict else {}, {}))
+    out.append(self._error(opt_dict(response, "error", "response") or {}, {}))
     self._state = _State.DONE
     return out
 
@@ -393,27 +410,24 @@ def _on_error(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
 
 
 def _on_item_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
-    item = payload.get("item")
-    if type(item) is not dict:
-        self._fail("output_item.added without an item")
-    position = payload.get("output_index")
+    item = need_dict(payload, "item", "output_item.added")
+    position = need_int(payload, "output_index", "output_item.added")
     if position in self._by_index:
         self._fail(f"second output_item.added for output_index {position!r}")
-    kind = _KIND_OF_ITEM.get(item.get("type"), "opaque")  # type: ignore[arg-type]
-    iid = item.get("id")
-    state = _Item(kind, iid if type(iid) is str else None)
+    kind = _KIND_OF_ITEM.get(need_str(item, "type", "output_item.added.item"), "opaque")
+    state = _Item(kind, opt_str(item, "id", "output_item.added.item"))
     self._by_index[position] = state
     if state.id is not None:
         self._items[state.id] = state
     out: list[Event] = []
     if kind == "function_call":
         self._tool_calls = True
-        call_id, name = item.get("call_id"), item.get("name")
-        block = self._start(out, kind="tool_call", id=call_id if type(call_id) is str else None,
-                            name=name if type(name) is str else None, item=state.id)
+        where = "output_item.added.item"
+        block = self._start(out, kind="tool_call", id=opt_str(item, "call_id", where),
+                            name=opt_str(item, "name", where), item=state.id)
         state.call = _Part(block, _args_delta)
-        args = item.get("arguments")
-        if type(args) is str and args:
+        args = opt_str(item, "arguments", where)
+        if args:
             state.call.frags.append(args)
             out.append(ToolArgsDelta(index=block, json=args))
     elif kind == "message":
@@ -426,17 +440,16 @@ def _on_item_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
 
 
 def _on_item_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
-    done = payload.get("item")
-    if type(done) is not dict:
-        self._fail("output_item.done without an item")
-    item = self._by_index.get(payload.get("output_index"))
+    done = need_dict(payload, "item", "output_item.done")
+    position = opt_int(payload, "output_index", "output_item.done")
+    item = self._by_index.get(position)
     if item is None:
-        iid = done.get("id")
-        item = self._items.get(iid) if type(iid) is str else None
+        iid = opt_str(done, "id", "output_item.done.item")
+        item = self._items.get(iid) if iid is not None else None
     if item is None:
-        self._fail(f"output_item.done for output_index {payload.get('output_index')!r} before "
+        self._fail(f"output_item.done for output_index {position!r} before "
                    "its output_item.added")
-    if _KIND_OF_ITEM.get(done.get("type"), "opaque") != item.kind:  # type: ignore[arg-type]
+    if _KIND_OF_ITEM.get(need_str(done, "type", "output_item.done.item"), "opaque") != item.kind:
         self._fail(f"output_item.done changes the type of item {item.id!r}")
     out: list[Event] = []
     handler = _ITEM_DONE[item.kind]
@@ -446,10 +459,9 @@ def _on_item_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event
 
 def _done_message(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
                   out: list[Event]) -> None:
-    content = done.get("content")
-    for position, part in enumerate(content if type(content) is list else ()):
+    for position, part in enumerate(opt_list(done, "content", "output_item.done.item") or ()):
         if type(part) is not dict:
-            continue
+            self._fail("output_item.done: a content part that is not an object")
         state = item.parts.get(position)
         if state is None:  # a part only the done item carries: take it whole
             state = _new_message_part(self, item, part, out)
@@ -479,12 +491,12 @@ def _done_reasoning(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
     # The done item has every part's full text; some gateways send added + done and nothing
     # between, so a part only the done item carries is taken whole.
     for table, field, summary in (("summary", "summary", True), ("parts", "content", False)):
-        parts = done.get(field)
+        parts = opt_list(done, field, "output_item.done.item")
         known = getattr(item, table)
-        for position, part in enumerate(parts if type(parts) is list else ()):
+        for position, part in enumerate(parts or ()):
             if type(part) is not dict:
-                continue
-            text = part.get("text")
+                self._fail(f"output_item.done: a {field} part that is not an object")
+            text = opt_str(part, "text", f"output_item.done.item.{field}[]")
             state = known.get(position)
             if state is None:
                 if type(text) is not str or not text:
@@ -502,8 +514,8 @@ def _done_reasoning(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
     for part in (*item.summary.values(), *item.parts.values()):
         if part is not item.last:
             self._end(out, part.block)
-    encrypted = done.get("encrypted_content")
-    if type(encrypted) is str and encrypted:
+    encrypted = opt_str(done, "encrypted_content", "output_item.done.item")
+    if encrypted:
         last = item.last
         if last is None or last.block not in self._open:
             # Reasoning without visible text: its proof gets a thinking block of its own.
@@ -520,17 +532,17 @@ def _done_image(self: ResponsesDecoder, item: _Item, done: dict[str, Any],
     call = item.call
     assert call is not None
     if call.block in self._open:
-        result = done.get("result")
-        if type(result) is not str and done.get("status") in ("failed", "incomplete"):
+        result = opt_str(done, "result", "output_item.done.item")
+        if result is None and done.get("status") in ("failed", "incomplete"):
             self._end(out, call.block)  # cut off by a failure: the partials were previews
             return
         out.append(ImageDone(
             index=call.block,
-            b64=result if type(result) is str else None,
-            size=str_or_none(done.get("size")),
-            quality=str_or_none(done.get("quality")),
-            background=str_or_none(done.get("background")),
-            output_format=str_or_none(done.get("output_format")),
+            b64=result,
+            size=opt_str(done, "size", "image"),
+            quality=opt_str(done, "quality", "image"),
+            background=opt_str(done, "background", "image"),
+            output_format=opt_str(done, "output_format", "image"),
         ))
         if done.get("revised_prompt"):
             self.report.add("decode", "responses", "revised_prompt",
@@ -559,7 +571,7 @@ _ITEM_DONE = {
 
 def _new_message_part(self: ResponsesDecoder, item: _Item, part: dict[str, Any],
                       out: list[Event]) -> _Part | None:
-    ptype = part.get("type")
+    ptype = need_str(part, "type", "content part")
     if ptype == "output_text":
         return _Part(self._start(out, kind="text", item=item.id, raw=item.phase), TextDelta)
     if ptype == "refusal":
@@ -574,11 +586,12 @@ def _finish_message_part(self: ResponsesDecoder, state: _Part, part: dict[str, A
                          out: list[Event]) -> None:
     """A message part's done: emit missing text and annotations, then close its block."""
     self._complete(state, part.get("refusal" if state.delta is RefusalDelta else "text"), out)
-    annotations = part.get("annotations")
-    if type(annotations) is list and len(annotations) > state.citations:
+    annotations = opt_list(part, "annotations", "content part")
+    if annotations is not None and len(annotations) > state.citations:
         for annotation in annotations[state.citations:]:
-            if type(annotation) is dict:
-                out.append(Citation(index=state.block, raw=annotation))
+            if type(annotation) is not dict:
+                self._fail("content part: an annotation that is not an object")
+            out.append(Citation(index=state.block, raw=annotation))
         state.citations = len(annotations)
     if part.get("logprobs") and not state.logprobs:
         state.logprobs = True
@@ -589,10 +602,8 @@ def _finish_message_part(self: ResponsesDecoder, state: _Part, part: dict[str, A
 
 def _on_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     item = self._item(payload)
-    part = payload.get("part")
-    if type(part) is not dict:
-        self._fail("content_part.added without a part")
-    position = payload.get("content_index")
+    part = need_dict(payload, "part", "content_part.added")
+    position = need_int(payload, "content_index", "content_part.added")
     if position in item.parts:
         self._fail(f"second content_part.added for content_index {position!r}")
     out: list[Event] = []
@@ -601,7 +612,7 @@ def _on_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
         if state is None:
             return out
         text = part.get("refusal" if state.delta is RefusalDelta else "text")
-    elif item.kind == "reasoning" and part.get("type") == "reasoning_text":
+    elif item.kind == "reasoning" and need_str(part, "type", "content part") == "reasoning_text":
         self._close_reasoning(item, out)
         state = _Part(self._start(out, kind="thinking", item=item.id), ThinkingDelta)
         item.last = state
@@ -618,11 +629,11 @@ def _on_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
 
 def _on_part_done(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     item = self._item(payload)
-    state = item.parts.get(payload.get("content_index"))
+    position = need_int(payload, "content_index", "content_part.done")
+    state = item.parts.get(position)
     if state is None:
-        self._fail(f"content_part.done for unknown part {payload.get('content_index')!r}")
-    part = payload.get("part")
-    part = part if type(part) is dict else {}
+        self._fail(f"content_part.done for unknown part {position!r}")
+    part = opt_dict(payload, "part", "content_part.done") or {}
     out: list[Event] = []
     if item.kind == "reasoning":
         if not state.ended:
@@ -687,7 +698,7 @@ def _on_summary_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> l
     item = self._item(payload)
     if item.kind != "reasoning":
         self._fail(f"reasoning_summary_part.added for a {item.kind} item")
-    position = payload.get("summary_index")
+    position = need_int(payload, "summary_index", "reasoning_summary_part.added")
     if position in item.summary:
         self._fail(f"second reasoning_summary_part.added for summary_index {position!r}")
     out: list[Event] = []
@@ -695,9 +706,9 @@ def _on_summary_part_added(self: ResponsesDecoder, payload: dict[str, Any]) -> l
     state = _Part(self._start(out, kind="thinking", summary=True, item=item.id), ThinkingDelta)
     item.summary[position] = state
     item.last = state
-    part = payload.get("part")
-    text = part.get("text") if type(part) is dict else None
-    if type(text) is str and text:
+    part = opt_dict(payload, "part", "reasoning_summary_part.added")
+    text = opt_str(part, "text", "reasoning_summary_part.added.part") if part else None
+    if text:
         state.frags.append(text)
         out.append(ThinkingDelta(index=state.block, text=text))
     return out
@@ -719,8 +730,8 @@ def _on_summary_part_done(self: ResponsesDecoder, payload: dict[str, Any]) -> li
     state = self._part(payload, "summary_index", True)
     out: list[Event] = []
     if not state.ended:
-        part = payload.get("part")
-        self._complete(state, part.get("text") if type(part) is dict else None, out)
+        part = opt_dict(payload, "part", "reasoning_summary_part.done")
+        self._complete(state, part.get("text") if part else None, out)
         state.ended = True  # held open until the next part or output_item.done
     return out
 
@@ -768,15 +779,15 @@ def _on_image_partial(self: ResponsesDecoder, payload: dict[str, Any]) -> list[E
     b64 = payload.get("partial_image_b64")
     if type(b64) is not str:
         self._fail("image_generation_call.partial_image without partial_image_b64")
-    number = payload.get("partial_image_index")
+    number = opt_int(payload, "partial_image_index", "partial_image")
     return [ImagePartial(
         index=call.block,
-        partial_index=number if type(number) is int else 0,
+        partial_index=number or 0,
         b64=b64,
-        size=str_or_none(payload.get("size")),
-        quality=str_or_none(payload.get("quality")),
-        background=str_or_none(payload.get("background")),
-        output_format=str_or_none(payload.get("output_format")),
+        size=opt_str(payload, "size", "image"),
+        quality=opt_str(payload, "quality", "image"),
+        background=opt_str(payload, "background", "image"),
+        output_format=opt_str(payload, "output_format", "image"),
     )]
 
 

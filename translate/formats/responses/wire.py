@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 from ...events import ErrorKind, StopReason, Usage
-from .._base import int_or_none
+from .._base import count, opt_dict
 
 __all__ = [
     "BUILTIN_PROGRESS_PREFIXES",
@@ -129,17 +129,15 @@ class ResponseUsage(TypedDict, total=False):
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """`response.usage` -> IR `Usage`. Responses already uses the IR's (OpenAI) semantics:
     input includes cached tokens, output includes reasoning."""
-    inp = usage.get("input_tokens_details")
-    out = usage.get("output_tokens_details")
-    inp = inp if type(inp) is dict else {}
-    out = out if type(out) is dict else {}
+    inp = opt_dict(usage, "input_tokens_details", "usage") or {}
+    out = opt_dict(usage, "output_tokens_details", "usage") or {}
     return Usage(
-        input_tokens=int_or_none(usage.get("input_tokens")),
-        output_tokens=int_or_none(usage.get("output_tokens")),
-        cache_read_tokens=int_or_none(inp.get("cached_tokens")),
-        cache_write_tokens=int_or_none(inp.get("cache_write_tokens")),
-        reasoning_tokens=int_or_none(out.get("reasoning_tokens")),
-        total_tokens=int_or_none(usage.get("total_tokens")),
+        input_tokens=count(usage, "input_tokens", "usage"),
+        output_tokens=count(usage, "output_tokens", "usage"),
+        cache_read_tokens=count(inp, "cached_tokens", "usage"),
+        cache_write_tokens=count(inp, "cache_write_tokens", "usage"),
+        reasoning_tokens=count(out, "reasoning_tokens", "usage"),
+        total_tokens=count(usage, "total_tokens", "usage"),
         raw=usage,
     )
 

@@ -1,0 +1,190 @@
+"""Bad input the type-mutation fuzzer does not make: a wrong declared format, an event built of
+millions of data lines, losses that must be reported (OpenAI's moderation chunk, new
+`response.*` events), non-finite numbers, Mistral tool calls without an index, a closed stdin.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tracemalloc
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, all_streams
+from tests.test_robustness import PREFIX, TERMINAL, chunk, ev, events_in
+from tests.test_truncation import sdk
+from translate import DecodeError, Error, Stop
+from translate.convert import Converter, convert
+from translate.events import BlockStart, ToolArgsDelta
+from translate.formats import FORMATS, get_decoder
+from translate.report import LossReport
+from translate.sse import SSEParser
+
+# -- a wrong declared source format ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("declared", FORMATS)
+@pytest.mark.parametrize("actual", FORMATS)
+def test_a_stream_of_another_format_is_an_error_naming_both_formats(declared: str,
+                                                                     actual: str) -> None:
+    if declared == actual:
+        pytest.skip("the right format")
+    body = all_streams(actual)[0].read_bytes()
+    for strict in (False, True):
+        with pytest.raises(DecodeError) as info:
+            list(convert([body], source=declared, target="messages", strict=strict))
+        assert f"the stream is not {declared}: it looks like {actual}" in info.value.message
+    out = b"".join(convert([body], source=declared, target="chat", on_error="emit"))
+    assert sdk().verdict("chat", out) == "error"
+    error = events_in("chat", out)[-1]
+    assert isinstance(error, Error) and f"looks like {actual}" in error.message
+
+
+def test_a_stream_of_unrecognised_events_is_an_error_not_a_truncation() -> None:
+    body = ev({"foo": 1}) + ev({"bar": 2})
+    with pytest.raises(DecodeError, match="not one event is a chat event"):
+        list(convert([body], source="chat", target="messages"))
+
+
+def test_one_unknown_event_in_a_real_stream_is_only_reported() -> None:
+    report = LossReport()
+    decoder = get_decoder("messages", report=report)
+    body = PREFIX["messages"] + ev({"type": "brand_new_event"}) + TERMINAL["messages"]
+    assert isinstance((decoder.feed(body) + decoder.end())[-1], Stop)
+    assert [e.what for e in report.entries] == ["unknown"]
+
+
+def test_the_cli_exits_1_on_a_wrong_declared_format() -> None:
+    body = all_streams("messages")[0].read_bytes()
+    result = subprocess.run([sys.executable, "-m", "translate", "--from", "chat", "--to",
+                             "responses"], input=body, capture_output=True, cwd=ROOT, check=False)
+    assert result.returncode == 1
+    assert b"the stream is not chat: it looks like messages" in result.stderr
+
+
+def test_the_cli_with_stdin_closed_says_so_without_a_traceback() -> None:
+    result = subprocess.run(["sh", "-c", f"exec {sys.executable} -m translate --from chat "
+                             "--to messages <&-"], capture_output=True, cwd=ROOT, check=False)
+    assert result.returncode == 2
+    assert result.stderr == b"stream-translate: cannot read stdin: it is closed\n"
+
+
+# -- what must be reported ----------------------------------------------------------------------
+
+MODERATION = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000,
+              "model": "gpt-4o", "choices": [], "usage": None,
+              "moderation": {"flagged": False, "categories": {"hate": False}}}
+
+
+@pytest.mark.parametrize("target", FORMATS)
+def test_openais_trailing_moderation_chunk_is_reported(target: str) -> None:
+    body = PREFIX["chat"] + chunk({}, "stop") + ev(MODERATION) + b"data: [DONE]\n\n"
+    report: list[Any] = []
+    out = b"".join(convert([body], source="chat", target=target, report=report))
+    assert isinstance(events_in(target, out)[-1], Stop)
+    assert [(loss.what, loss.detail) for loss in report if loss.stage == "decode"] == [
+        ("chunk_field", "chunk field 'moderation' (in a chunk without choices) is not carried")]
+
+
+def test_a_new_response_event_type_is_reported_and_strict_mode_accepts_it() -> None:
+    patch = {"type": "response.apply_patch_call_operation_diff.delta", "sequence_number": 3,
+             "item_id": "apc_1", "output_index": 0, "delta": "@@ -1 +1 @@"}
+    body = PREFIX["responses"] + ev(patch, patch["type"]) + TERMINAL["responses"]
+    report = LossReport()
+    decoder = get_decoder("responses", strict=True, report=report)
+    assert isinstance((decoder.feed(body) + decoder.end())[-1], Stop)
+    assert [e.what for e in report.entries] == ["event"]
+
+
+@pytest.mark.parametrize("path", [p for fmt in FORMATS for p in all_streams(fmt)],
+                         ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_strict_mode_accepts_every_stream_we_have(path: Any) -> None:
+    decoder = get_decoder(path.parent.name, strict=True)
+    events = decoder.feed(path.read_bytes()) + decoder.end()
+    assert isinstance(events[-1], Stop | Error)
+
+
+# -- numbers that are not JSON, or not doubles ----------------------------------------------
+
+
+@pytest.mark.parametrize("token", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_and_infinity_tokens_are_invalid_json_in_every_decoder(token: bytes) -> None:
+    bodies = {
+        "chat": b'data: {"choices":[],"usage":{"prompt_tokens":' + token + b"}}\n\n",
+        "messages": b'data: {"type":"message_start","message":{"usage":{"x":' + token
+        + b"}}}\n\n",
+        "responses": b'data: {"type":"response.created","response":{"x":' + token + b"}}\n\n",
+        "images": b'data: {"type":"error","error":{"x":' + token + b"}}\n\n",
+    }
+    for fmt, body in bodies.items():
+        with pytest.raises(DecodeError, match="invalid JSON"):
+            get_decoder(fmt, strict=False).feed(body)
+
+
+def test_a_number_too_large_for_a_double_is_written_as_null_and_reported() -> None:
+    body = PREFIX["chat"] + chunk({}, "stop") + (
+        b'data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,'
+        b'"total_tokens":3,"cost":1e400}}\n\n') + b"data: [DONE]\n\n"
+    report: list[Any] = []
+    out = b"".join(convert([body], source="chat", target="chat", report=report))
+    usage = [json.loads(m.data)["usage"] for m in SSEParser().feed(out)
+             if m.data != "[DONE]" and json.loads(m.data).get("usage")]
+    assert usage == [{"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3,
+                      "cost": None}]
+    assert [loss.what for loss in report] == ["non_finite_number"]
+
+
+@pytest.mark.parametrize("created", [10**4000, 1e300, -5, "soon"])
+def test_a_timestamp_out_of_range_is_bad_input(created: Any) -> None:
+    body = ("data: " + json.dumps({"choices": [{"index": 0, "delta": {"content": "x"}}],
+                                   "created": created}) + "\n\n").encode()
+    with pytest.raises(DecodeError, match=r"chunk\.created: expected a Unix timestamp"):
+        get_decoder("chat").feed(body)
+
+
+# -- memory and Mistral tool calls ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("line", [b"data:\n", b"data\n", b"data: x\n"])
+@pytest.mark.parametrize("whole", [True, False], ids=["one-chunk", "64KiB-chunks"])
+def test_an_event_of_many_short_data_lines_is_refused_within_twice_the_limit(
+        line: bytes, whole: bool) -> None:
+    limit = 256 * 1024
+    body = line * (8 * 1024 * 1024 // len(line))  # 8 MB, never refused before
+    parser = SSEParser(max_event_size=limit)
+    tracemalloc.start()
+    try:
+        with pytest.raises(DecodeError, match="event data exceeds the limit"):
+            for start in range(0, len(body), len(body) if whole else 65536):
+                parser.feed(body[start:start + (len(body) if whole else 65536)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    slice_copy = 0 if whole else 65536
+    assert peak - slice_copy <= 2 * limit
+
+
+def test_mistral_tool_calls_without_an_index_each_with_a_new_id_are_separate_calls() -> None:
+    calls = [chunk({"tool_calls": [{"id": f"call_{n}", "function": {
+        "name": "f", "arguments": json.dumps({"n": n})}}]}) for n in range(300)]
+    body = PREFIX["chat"] + b"".join(calls) + chunk({}, "tool_calls") + b"data: [DONE]\n\n"
+    events = events_in("chat", body)
+    starts = [e for e in events if isinstance(e, BlockStart) and e.kind == "tool_call"]
+    assert [s.id for s in starts] == [f"call_{n}" for n in range(300)]
+    args = {e.index: e.json for e in events if isinstance(e, ToolArgsDelta)}
+    assert [json.loads(args[s.index]) for s in starts] == [{"n": n} for n in range(300)]
+
+
+def test_the_converter_refuses_an_upstream_that_repeats_nothing_but_empty_lines() -> None:
+    converter = Converter("chat", "messages", on_error="emit", max_event_size=64 * 1024)
+    out = b""
+    for _ in range(100):
+        out += converter.feed(b"data:\n" * 10_000)
+        if converter.input_done:
+            break
+    out += converter.end()
+    assert converter.input_done
+    assert sdk().verdict("messages", out) == "error"
