@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import recordings
+from tests.conftest import recording as shared_recording
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
@@ -247,11 +247,9 @@ TEXT_RECORDINGS = {
 
 
 def recording(fmt: str, name: str) -> bytes:
-    """A real recording from ../shared/fixtures (via conftest), or a skip where it is absent."""
-    found = [path for path in recordings(fmt) if path.name == name]
-    if not found:
-        pytest.skip(f"recording {fmt}/{name} is absent (../shared/fixtures)")
-    return found[0].read_bytes()
+    """A real recording from ../shared/fixtures: a skip where that folder is absent, a failure
+    where the named file is (conftest.recording)."""
+    return shared_recording(fmt, name.removesuffix(".sse")).read_bytes()
 
 
 # -- results ------------------------------------------------------------------------------------
@@ -713,6 +711,68 @@ def test_count_tokens_is_relayed_to_a_messages_upstream_and_refused_elsewhere(
         anthropic_client(gateways["chat"]).messages.count_tokens(
             model="claude-x", messages=[{"role": "user", "content": "hi"}])
     assert "upstream speaks chat" in info.value.api_message
+
+
+# -- limits and malformed bodies ----------------------------------------------------------------
+
+
+def test_a_body_past_the_limit_is_a_413_in_the_clients_format_and_never_sent_upstream(
+        upstream: FakeUpstream, serve: Any) -> None:
+    serve(Script.json({"never": "sent"}))
+    with gateway_for(upstream, "chat", max_body_bytes=2_000) as url:
+        big = "x" * 5_000
+        with pytest.raises(anthropic.APIStatusError) as info:
+            anthropic_client(url).messages.create(
+                model="claude-x", max_tokens=16, messages=[{"role": "user", "content": big}])
+        assert info.value.status_code == 413
+        assert info.value.body["error"]["type"] == "request_too_large"
+        assert "2000 bytes" in info.value.body["error"]["message"]
+        with pytest.raises(openai.APIStatusError) as oinfo:
+            openai_client(url).chat.completions.create(
+                model="gpt-x", messages=[{"role": "user", "content": big}])
+        assert oinfo.value.status_code == 413
+    assert upstream.served == []
+
+
+def test_a_non_streaming_answer_past_the_limit_is_a_502_not_unbounded_memory(
+        upstream: FakeUpstream, serve: Any) -> None:
+    serve(Script.json({"id": "c", "object": "chat.completion", "created": 1, "model": "m",
+                       "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                           "role": "assistant", "content": "y" * 10_000}}]}))
+    with (gateway_for(upstream, "chat", max_body_bytes=4_000) as url,
+          pytest.raises(openai.APIStatusError) as info):
+        openai_client(url).chat.completions.create(
+            model="gpt-x", messages=[{"role": "user", "content": "hi"}])
+    assert info.value.status_code == 502
+    assert "larger than 4000 bytes" in info.value.body["message"]
+
+
+@pytest.mark.parametrize("body", [
+    b'{"model": "m", "max_tokens": 8, "temperature": NaN, "messages": []}',
+    b'{"model": "m", "messages": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+], ids=["nan", "nested-100k"])
+def test_a_malformed_body_is_a_400_not_a_500(gateways: dict[str, str], body: bytes) -> None:
+    answer = httpx.post(gateways["chat"] + "/v1/messages", content=body, timeout=10,
+                        headers={"content-type": "application/json"})
+    assert answer.status_code == 400
+    assert answer.json()["error"] == {"type": "invalid_request_error",
+                                      "message": "the request body is not valid JSON"}
+
+
+def test_models_answer_an_anthropic_client_in_its_own_error_shape(
+        upstream: FakeUpstream) -> None:
+    with gateway_for(upstream, "chat", client_key="right") as url:
+        with pytest.raises(anthropic.AuthenticationError) as info:
+            anthropic_client(url).models.list()
+        assert info.value.body["error"]["type"] == "authentication_error"
+        with pytest.raises(openai.AuthenticationError):
+            openai_client(url).models.list()
+
+
+def test_passing_the_gateways_own_client_key_upstream_is_refused() -> None:
+    with pytest.raises(ValueError, match="must not be sent to the upstream"):
+        Settings(upstream_url="http://127.0.0.1:1/v1", upstream_format="chat",
+                 pass_client_key=True, client_key="gateway-key")
 
 
 # -- demo and the command -----------------------------------------------------------------------

@@ -233,3 +233,19 @@ def test_every_kind_has_a_status_per_vendor_and_a_body_per_format() -> None:
 def test_a_success_status_is_not_an_error() -> None:
     with pytest.raises(ValueError, match="not an error"):
         convert_error(200, b"{}", {}, source="chat", target="messages")
+
+
+@pytest.mark.parametrize("reset", ["9" * 400, "1e400", "inf", "nan", "99999999s"])
+def test_a_rate_limit_reset_that_is_no_sensible_wait_gives_no_retry_after(reset: str) -> None:
+    error = convert_error(429, b"{}", {"x-ratelimit-remaining-requests": "0",
+                                       "x-ratelimit-reset-requests": reset},
+                          source="chat", target="messages")
+    assert error.status == 429
+    assert "retry-after" not in error.headers
+
+
+def test_a_rate_limit_reset_within_a_day_becomes_retry_after() -> None:
+    error = convert_error(429, b"{}", {"x-ratelimit-remaining-requests": "0",
+                                       "x-ratelimit-reset-requests": "6m0s"},
+                          source="chat", target="messages")
+    assert error.headers["retry-after"] == "360"

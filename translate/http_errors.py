@@ -290,9 +290,16 @@ def _reset_seconds(headers: dict[str, str], now: float | None) -> int | None:
                 except ValueError:
                     continue
                 waits.append(max(0.0, at - (now if now is not None else time.time())))
+    # A header's wait that is not a finite number of seconds within a day is noise, not advice
+    # (a 400-digit reset would overflow math.ceil).
+    waits = [w for w in waits if math.isfinite(w) and w <= _MAX_RETRY_AFTER]
     if not waits:
         return None
     return max(1, math.ceil(min(waits)))
+
+
+_MAX_RETRY_AFTER: Final = 86_400.0
+"""The longest wait (seconds) taken from a rate-limit reset header."""
 
 
 def _duration(text: str) -> float | None:

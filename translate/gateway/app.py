@@ -26,7 +26,7 @@ import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, NoReturn
 
 import httpx
 from starlette.applications import Starlette
@@ -64,6 +64,11 @@ class _Answer(Exception):
 
 def _json_error(error: HTTPError) -> JSONResponse:
     return JSONResponse(error.body, status_code=error.status, headers=error.headers)
+
+
+def _too_large(target: str, limit: int) -> _Answer:
+    return _refuse(target, "request_too_large",
+                   f"the request body is larger than this gateway's limit of {limit} bytes")
 
 
 def _refuse(target: str, kind: ErrorKind, message: str, status: int | None = None) -> _Answer:
@@ -118,7 +123,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         if status < 300:
             return
         try:
-            raw = await response.aread()
+            # an error body is only quoted: what fits in the limit is enough to read it
+            raw = await _read_capped(response, settings.max_body_bytes, target, truncate=True)
         except httpx.HTTPError:
             raw = b""
         finally:
@@ -132,10 +138,13 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                  error.kind, error.message)
         raise _Answer(error)
 
-    def guarded(target: str, handler: Handler) -> _Endpoint:
-        """The route's ASGI app: auth first, and no exception reaches the client as a trace."""
+    def guarded(client: str | Callable[[Request], str], handler: Handler) -> _Endpoint:
+        """The route's ASGI app: auth first, and no exception reaches the client as a trace.
+        `client` is the client's format, or how to tell it from the request (`/v1/models`,
+        which every SDK shares)."""
 
         async def answer(request: Request) -> Response | EventStream:
+            target = client if isinstance(client, str) else client(request)
             try:
                 if not client_key_ok(settings, request.headers):
                     raise _refuse(target, "authentication", "invalid or missing API key for "
@@ -152,7 +161,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
     def relay(target: str) -> Handler:
         async def handle(request: Request) -> Response | EventStream:
-            body = await _read_json(request, target)
+            body = await _read_json(request, target, settings.max_body_bytes)
             model = body.get("model")
             if isinstance(model, str):
                 body = {**body, "model": settings.upstream_model(model)}
@@ -170,7 +179,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             ids = request_id_headers(upstream.headers, source=source, target=target)
             options: dict[str, Any] = {"tool_names": tool_names} if tool_names else {}
             if not streaming:
-                return await _final_object(upstream, source, target, ids, options)
+                return await _final_object(upstream, source, target, ids, options,
+                                           settings.max_body_bytes)
             if target == "chat":
                 usage = (body.get("stream_options") or {}).get("include_usage") is True
                 options["include_usage"] = usage
@@ -188,15 +198,17 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         if source != "messages":
             raise _refuse("messages", "not_found", "count_tokens is not available: the "
                           f"upstream speaks {source}, which has no token counting endpoint")
-        body = await _read_json(request, "messages")
+        body = await _read_json(request, "messages", settings.max_body_bytes)
         if isinstance(body.get("model"), str):
             body = {**body, "model": settings.upstream_model(body["model"])}
         upstream = await send("messages", state["client"].build_request(
             "POST", base + "/messages/count_tokens", json=body,
             headers=upstream_headers(settings, request.headers)))
         await check_status("messages", upstream)
-        raw = await upstream.aread()
-        await upstream.aclose()
+        try:
+            raw = await _read_capped(upstream, settings.max_body_bytes, "messages")
+        finally:
+            await upstream.aclose()
         return Response(raw, media_type="application/json")
 
     async def models(request: Request) -> Response:
@@ -205,8 +217,10 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             "GET", base + "/models", headers=upstream_headers(settings, request.headers,
                                                               json=False)))
         await check_status(target, upstream)
-        raw = await upstream.aread()
-        await upstream.aclose()
+        try:
+            raw = await _read_capped(upstream, settings.max_body_bytes, target)
+        finally:
+            await upstream.aclose()
         try:
             listed = [m["id"] for m in json.loads(raw)["data"] if isinstance(m.get("id"), str)]
         except (ValueError, KeyError, TypeError, AttributeError):
@@ -226,15 +240,50 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
               for fmt in PATHS]
     routes.append(Route("/v1/messages/count_tokens", guarded("messages", count_tokens),
                         methods=["POST"]))
-    routes.append(Route("/v1/models", guarded("chat", models), methods=["GET"]))
+    routes.append(Route("/v1/models", guarded(_models_client, models), methods=["GET"]))
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={404: not_found, 405: not_found})
 
 
-async def _read_json(request: Request, target: str) -> dict[str, Any]:
+def _no_constants(name: str) -> NoReturn:
+    raise ValueError(f"{name} is not JSON")
+
+
+async def _read_capped(response: httpx.Response, limit: int, target: str, *,
+                       truncate: bool = False) -> bytes:
+    """The upstream's body, at most `limit` bytes: past it the first `limit` bytes
+    (`truncate`, for error bodies that are only quoted) or a 502 in the client's format."""
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            if truncate:
+                parts.append(chunk[: limit - (size - len(chunk))])
+                break
+            log.warning("upstream answer larger than %d bytes refused", limit)
+            raise _refuse(target, "api_error",
+                          f"the upstream's answer is larger than {limit} bytes", status=502)
+        parts.append(chunk)
+    return b"".join(parts)
+
+
+async def _read_json(request: Request, target: str, limit: int) -> dict[str, Any]:
+    """The client's JSON object: at most `limit` bytes (else 413), strict JSON (no NaN or
+    Infinity, which no API accepts and httpx cannot send), nesting Python can parse."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(target, limit)
+    parts: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large(target, limit)
+        parts.append(chunk)
     try:
-        body = await request.json()
-    except ValueError:
+        body = json.loads(b"".join(parts), parse_constant=_no_constants)
+    except (ValueError, RecursionError):
         raise _refuse(target, "invalid_request", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise _refuse(target, "invalid_request", "the request body must be a JSON object")
@@ -262,10 +311,11 @@ def _translate(body: dict[str, Any], client: str, upstream: str, settings: Setti
 
 
 async def _final_object(upstream: httpx.Response, source: str, target: str,
-                        headers: dict[str, str], options: dict[str, Any]) -> Response:
+                        headers: dict[str, str], options: dict[str, Any], limit: int
+                        ) -> Response:
     """`stream: false`: the upstream's final object as the client's."""
     try:
-        raw = await upstream.aread()
+        raw = await _read_capped(upstream, limit, target)
     except httpx.HTTPError as exc:
         log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
         raise _refuse(target, "api_error", "the upstream connection failed",

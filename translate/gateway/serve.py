@@ -62,6 +62,10 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
     p.add_argument("--keepalive-interval", type=float,
                    default=float(default("keepalive-interval", "15") or 15), metavar="SECONDS",
                    help="send an SSE comment after this much upstream silence; 0: never (15)")
+    p.add_argument("--max-body-bytes", type=int,
+                   default=int(default("max-body-bytes", str(32 << 20)) or 32 << 20),
+                   metavar="N", help="largest request body a client may send, and largest "
+                   "non-streaming upstream answer read (32 MiB)")
     p.add_argument("--lenient", action="store_true",
                    help="drop (and log) request fields the upstream cannot carry instead of "
                    "refusing the request")
@@ -92,7 +96,7 @@ def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> 
             api_key=args.upstream_api_key or None, pass_client_key=args.pass_client_key,
             client_key=args.client_key or None, model_map=tuple(pairs),
             timeout=args.timeout, connect_timeout=args.connect_timeout,
-            max_connections=args.max_connections,
+            max_connections=args.max_connections, max_body_bytes=args.max_body_bytes,
             keepalive_interval=args.keepalive_interval or None, lenient=args.lenient)
     except ValueError as exc:
         p.error(str(exc))

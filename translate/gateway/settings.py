@@ -51,6 +51,10 @@ class Settings:
     keepalive_interval: float | None = 15.0
     """While the upstream is silent this long mid-stream, send the client an SSE comment (which
     every SSE client skips) so idle proxies and load balancers keep the connection; None: off."""
+    max_body_bytes: int = 32 * 1024 * 1024
+    """The largest request body a client may send (a larger one gets a 413 in the client's
+    format), and the largest non-streaming answer or error body read from the upstream (a
+    larger one is a 502): nothing the gateway holds in memory is unbounded."""
     lenient: bool = False
     """Request translation: drop (and log) what the upstream cannot carry instead of refusing
     the request with a 400."""
@@ -66,6 +70,12 @@ class Settings:
                              f"not {self.upstream_url!r}")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if self.max_body_bytes < 1:
+            raise ValueError("max_body_bytes must be at least 1")
+        if self.pass_client_key and self.client_key is not None and self.api_key is None:
+            # the client's key would be the gateway's own, sent to the provider as its key
+            raise ValueError("pass_client_key with client_key needs api_key: the key clients "
+                             "present to this gateway must not be sent to the upstream")
 
     def upstream_model(self, model: str) -> str:
         """The upstream's name for a client's model (`model_map`; unchanged when none fits)."""
