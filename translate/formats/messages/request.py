@@ -512,6 +512,22 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
         return {"role": role, "content": parts[0].text}
     blocks = []
     for i, part in enumerate(parts):
+        # plain text and a plain one-text tool result are written inline (the hot path of a
+        # long history); anything with a cache mark, extra keys or other parts, and the path
+        # its messages need, goes through _write_part
+        kind = part.kind
+        if kind == "text" and part.cache is None and not part.extra:  # type: ignore[union-attr]
+            blocks.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+            continue
+        if kind == "tool_result":
+            result: ToolResult = part  # type: ignore[assignment]
+            content = result.content
+            if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
+                    and not content[0].extra and not result.is_error \
+                    and result.cache is None and not result.extra:
+                blocks.append({"type": "tool_result", "tool_use_id": ctx.call_id(result.call_id),
+                               "content": content[0].text})
+                continue
         block = _write_part(part, ctx, f"{path}.content[{i}]")
         if block is not None:
             blocks.append(block)
