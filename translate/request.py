@@ -681,9 +681,11 @@ def valid_id(call_id: str, target: RequestFormat) -> str:
 
 def extra_keys(block: Mapping[str, Any],
                known: frozenset[str]) -> dict[str, Any] | None:
-    """The keys of `block` the model does not name, or None (the usual case, checked in C)."""
-    rest = block.keys() - known
-    return {key: block[key] for key in rest} if rest else None
+    """The keys of `block` the model does not name, or None (the usual case, checked in C
+    without building a set)."""
+    if known.issuperset(block):
+        return None
+    return {key: block[key] for key in block.keys() - known}
 
 
 # -- the conversion context -------------------------------------------------------------------

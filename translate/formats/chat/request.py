@@ -144,19 +144,21 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Messag
     if isinstance(refusal, str):
         parts.append(Refusal(text=refusal))
     for i, call in enumerate(msg.get("tool_calls") or ()):
-        sub = f"{path}.tool_calls[{i}]"
+        # the path is built for error messages only
         if not isinstance(call, dict):
-            ctx.invalid(sub, "a tool call", call)
+            ctx.invalid(f"{path}.tool_calls[{i}]", "a tool call", call)
         if call.get("type") != "function":
             parts.append(Opaque(origin="chat", raw=call))
             continue
         fn = call.get("function")
         if not isinstance(fn, dict) or not isinstance(call.get("id"), str):
-            ctx.invalid(sub, "a function tool call with an id", call)
+            ctx.invalid(f"{path}.tool_calls[{i}]", "a function tool call with an id", call)
         name, args = fn.get("name"), fn.get("arguments")
         if not isinstance(name, str) or not isinstance(args, str):
-            ctx.invalid(f"{sub}.function", "a name and string arguments", fn)
+            ctx.invalid(f"{path}.tool_calls[{i}].function", "a name and string arguments", fn)
         parts.append(ToolCall(id=call["id"], name=name, arguments=args))
+    if _ASSISTANT_KEYS.issuperset(msg):  # the usual case: no set built
+        return Message(role="assistant", parts=tuple(parts))
     for key in msg.keys() - _ASSISTANT_KEYS:
         if key in ("name", "audio", "function_call"):
             if ctx.same:
@@ -203,7 +205,10 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
                 for key in msg.keys() - {"role", "content", "tool_call_id"}:
                     ctx.unknown(f"{path}.{key}")
             content = msg.get("content")
-            texts = _texts(content, ctx, f"{path}.content") if content != "" else ()
+            if type(content) is str:  # the usual case, without a call
+                texts: tuple[Text, ...] = (Text(text=content),) if content else ()
+            else:
+                texts = _texts(content, ctx, f"{path}.content")
             result = ToolResult(call_id=call_id, content=texts)
             if results:
                 results.append(result)

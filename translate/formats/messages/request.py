@@ -203,24 +203,50 @@ def _part(block: Any, ctx: RequestContext, path: str) -> Part:
     return Opaque(origin="messages", raw=block)  # server-tool blocks, search results, ...
 
 
-def _message(msg: Any, ctx: RequestContext, path: str) -> Message:
+def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
+    """Message `i`. The usual blocks (text, tool_use, a tool_result with string content,
+    without cache marks or other keys) are read inline: this loop is the hot path of a
+    long conversation, and the path string is built only for an error or a rarer block."""
     if not isinstance(msg, dict):
-        ctx.invalid(path, "a message object", msg)
+        ctx.invalid(f"messages[{i}]", "a message object", msg)
     role, content = msg.get("role"), msg.get("content")
     if len(msg) != 2:
         for key in msg:
             if key not in ("role", "content"):
-                ctx.unknown(f"{path}.{key}")
+                ctx.unknown(f"messages[{i}].{key}")
     if role == "system":
-        return Message(role="system", parts=_texts(content, ctx, f"{path}.content"))
-    if role not in ("user", "assistant"):
-        ctx.invalid(f"{path}.role", "user, assistant or system", role)
+        return Message(role="system", parts=_texts(content, ctx, f"messages[{i}].content"))
+    if role != "user" and role != "assistant":
+        ctx.invalid(f"messages[{i}].role", "user, assistant or system", role)
     if isinstance(content, str):
         return Message(role=role, parts=(Text(text=content),))
     if not isinstance(content, list):
-        ctx.invalid(f"{path}.content", "a string or a list of blocks", content)
-    # paths are built for error messages only: the parts share the message's path
-    return Message(role=role, parts=tuple([_part(block, ctx, path) for block in content]))
+        ctx.invalid(f"messages[{i}].content", "a string or a list of blocks", content)
+    # the parts share the message's path (built for error messages only)
+    parts: list[Part] = []
+    for block in content:
+        kind = block.get("type") if type(block) is dict else None
+        if kind == "text" and len(block) == 2:  # type and text only
+            text = block.get("text")
+            if not isinstance(text, str):
+                ctx.invalid(f"messages[{i}].text", "a string", text)
+            parts.append(Text(text=text))
+        elif kind == "tool_use" and len(block) == 4:  # type, id, name, input only
+            call_id, name, args = block.get("id"), block.get("name"), block.get("input")
+            if not isinstance(call_id, str) or not isinstance(name, str) \
+                    or not isinstance(args, dict):
+                parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
+            else:
+                parts.append(ToolCall(id=call_id, name=name, arguments=to_json(args).decode()))
+        elif kind == "tool_result" and len(block) == 3 \
+                and type(block.get("content")) is str:  # type, tool_use_id, content only
+            call_id = block.get("tool_use_id")
+            if not isinstance(call_id, str):
+                ctx.invalid(f"messages[{i}].tool_use_id", "a string", call_id)
+            parts.append(ToolResult(call_id=call_id, content=(Text(text=block["content"]),)))
+        else:
+            parts.append(_part(block, ctx, f"messages[{i}]"))
+    return Message(role=role, parts=tuple(parts))
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -295,7 +321,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     return Request(
         model=ctx.scalar("model", body.get("model"), str),
         system=_texts(system, ctx, "system") if system is not None else (),
-        messages=tuple(_message(m, ctx, f"messages[{i}]") for i, m in enumerate(messages)),
+        messages=tuple([_message(m, ctx, i) for i, m in enumerate(messages)]),
         tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
         tool_choice=choice,
         parallel_tool_calls=parallel,
@@ -486,6 +512,22 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
         return {"role": role, "content": parts[0].text}
     blocks = []
     for i, part in enumerate(parts):
+        # plain text and a plain one-text tool result are written inline (the hot path of a
+        # long history); anything with a cache mark, extra keys or other parts, and the path
+        # its messages need, goes through _write_part
+        kind = part.kind
+        if kind == "text" and part.cache is None and not part.extra:  # type: ignore[union-attr]
+            blocks.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+            continue
+        if kind == "tool_result":
+            result: ToolResult = part  # type: ignore[assignment]
+            content = result.content
+            if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
+                    and not content[0].extra and not result.is_error \
+                    and result.cache is None and not result.extra:
+                blocks.append({"type": "tool_result", "tool_use_id": ctx.call_id(result.call_id),
+                               "content": content[0].text})
+                continue
         block = _write_part(part, ctx, f"{path}.content[{i}]")
         if block is not None:
             blocks.append(block)

@@ -182,7 +182,11 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             if role not in ("user", "assistant", "system", "developer"):
                 ctx.invalid(f"input[{i}].role", "user, assistant, system or developer", role)
             extra = _extra(item, _MESSAGE_KEYS)
-            parts = _content(item.get("content"), ctx, f"input[{i}].content")
+            content = item.get("content")
+            if type(content) is str:  # the usual case: no call, no path string
+                parts: tuple[Part, ...] = (Text(text=content),)
+            else:
+                parts = _content(content, ctx, f"input[{i}].content")
             if i == 0 and role in ("system", "developer") and not extra \
                     and all(p.kind == "text" for p in parts):
                 system, system_role = parts, role  # type: ignore[assignment]
@@ -214,11 +218,14 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
 
 
 def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
-    path = f"input[{index}]"
     call_id = item.get("call_id")
     if not isinstance(call_id, str):
-        ctx.invalid(f"{path}.call_id", "a string", call_id)
+        ctx.invalid(f"input[{index}].call_id", "a string", call_id)
     output = item.get("output")
+    if type(output) is str:  # the usual case
+        return ToolResult(call_id=call_id, content=(Text(text=output),) if output else (),
+                          extra=_extra(item, _OUTPUT_KEYS))
+    path = f"input[{index}]"  # for error messages only
     parts: list[ResultPart] = []
     if isinstance(output, str):
         if output:
