@@ -104,6 +104,23 @@ def has_image(upstream_format: str, body: dict[str, Any]) -> bool:
                               "messages": '"image"'}[upstream_format] in dumped
 
 
+def assert_thinking_rule(body: dict[str, Any]) -> None:
+    """The Messages API rule a TypedDict cannot express: with thinking enabled, a conversation
+    ending in a tool round needs that round's assistant turn to start with a thinking block
+    (otherwise Anthropic answers 400 "a final assistant message must start with a thinking
+    block")."""
+    if body.get("thinking", {}).get("type") != "enabled":
+        return
+    assistants = [m for m in body["messages"] if m["role"] == "assistant"]
+    if not assistants or isinstance(assistants[-1]["content"], str):
+        return
+    blocks = assistants[-1]["content"]
+    if any(b["type"] == "tool_use" for b in blocks):
+        assert blocks[0]["type"] in ("thinking", "redacted_thinking"), (
+            "thinking enabled, but the tool round's assistant turn starts with "
+            f"{blocks[0]['type']}: Anthropic refuses this request")
+
+
 class AgentUpstream:
     """Answers like a model in its own format; records what it was asked and what was wrong."""
 
@@ -115,6 +132,8 @@ class AgentUpstream:
         assert served.path == PATHS[self.format], served.path
         body = served.body
         validate_request(self.format, body)  # the SDK's own request type, unknown keys refused
+        if self.format == "messages":
+            assert_thinking_rule(body)
         assert has_image(self.format, body), "the image did not reach the upstream"
         self.turns.append(body)
         results = tool_results_in(self.format, body)

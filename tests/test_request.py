@@ -310,3 +310,44 @@ def test_a_malformed_body_raises_only_request_error(source: str) -> None:
                 json.dumps(conv.body)  # plain JSON out
 
     check()
+
+
+def test_two_client_tools_that_would_share_a_target_name_are_refused() -> None:
+    long = "a" * 70  # too long for chat: rewritten to a prefix plus a hash
+    taken = valid_name(long, "chat")
+    body = {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
+            "tools": [{"name": n, "input_schema": {"type": "object"}} for n in (long, taken)]}
+    with pytest.raises(RequestError, match="would both be named") as info:
+        convert_request(body, source="messages", target="chat", lenient=True)
+    assert info.value.field == "tools"
+
+
+def test_thinking_is_switched_off_and_reported_when_a_tool_round_has_no_thinking_to_replay(
+) -> None:
+    tools = [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    ask = {"role": "user", "content": "weather?"}
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    result = {"role": "tool", "tool_call_id": "call_1", "content": "sunny"}
+    first = convert_request({"model": "m", "reasoning_effort": "medium", "tools": tools,
+                             "messages": [ask]}, source="chat", target="messages")
+    assert first.body["thinking"]["type"] == "enabled"
+    again = convert_request({"model": "m", "reasoning_effort": "medium", "tools": tools,
+                             "messages": [ask, call, result]}, source="chat", target="messages")
+    assert again.body["thinking"] == {"type": "disabled"}
+    assert "reasoning_mode" in {loss.what for loss in again.report.entries}
+    validate_request("messages", again.body)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_a_tool_input_holding_a_non_finite_number_is_refused_not_written_as_bare_nan(
+        value: float) -> None:
+    body = {"model": "m", "max_tokens": 8, "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": value}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}]}]}
+    for target in ("chat", "responses"):
+        with pytest.raises(RequestError, match="finite JSON numbers"):
+            convert_request(body, source="messages", target=target)

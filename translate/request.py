@@ -637,7 +637,9 @@ def budget_for(effort: str) -> int:
 
 def _rewrite(value: str, chars: str | None, limit: int | None) -> str:
     """`value` when valid, else a deterministic valid rewrite: invalid characters become `_`,
-    and a hash of the original is appended (cut to `limit`), so two different values never meet."""
+    and a hash of the original is appended (cut to `limit`), so two rewritten values meet only
+    by a hash collision; a rewrite can still equal another, valid, value, which
+    `RequestContext.tool_name` refuses."""
     pattern = _PATTERNS.get(chars) if chars else None
     if pattern is None and chars:
         pattern = _PATTERNS[chars] = re.compile(f"[^{chars}]")
@@ -695,8 +697,8 @@ class RequestContext:
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("default_max_tokens", "headers", "lenient", "report", "source", "target",
-                 "tool_names")
+    __slots__ = ("_names", "default_max_tokens", "headers", "lenient", "report", "source",
+                 "target", "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
                  default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
@@ -706,6 +708,7 @@ class RequestContext:
         self.default_max_tokens = default_max_tokens
         self.report = LossReport()
         self.tool_names: dict[str, str] = {}
+        self._names: dict[str, str] = {}  # every target tool name -> the client's name
         self.headers: dict[str, str] = {}
 
     @property
@@ -806,6 +809,12 @@ class RequestContext:
         if self.source == self.target:
             return name
         out = valid_name(name, self.target)
+        owner = self._names.setdefault(out, name)
+        if owner != name:  # two client tools, one target name: calls could not be told apart
+            raise RequestError(
+                f"{self.target}: tools {owner!r} and {name!r} would both be named {out!r} "
+                f"({self.source}); rename one", field="tools", source=self.source,
+                target=self.target)
         if out != name:
             self.tool_names[out] = name
         return out

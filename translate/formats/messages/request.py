@@ -13,10 +13,11 @@ Anthropic model can verify their signatures, so they go back only to a messages 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json
 
 from ...request import (
     BUDGET_MIN,
@@ -178,8 +179,17 @@ def _tool_use(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
         ctx.invalid(path, "a tool_use block with a string id and name", block)
     if not isinstance(args, dict):
         ctx.invalid(f"{path}.input", "an object", args)
-    return ToolCall(id=call_id, name=name, arguments=to_json(args).decode(),
+    return ToolCall(id=call_id, name=name, arguments=_arguments_json(args, ctx, path),
                     cache=_cache(block), extra=extra_keys(block, _TOOL_USE_KEYS))
+
+
+def _arguments_json(args: dict[str, Any], ctx: RequestContext, path: str) -> str:
+    """A tool_use input as the JSON text of OpenAI's `arguments`. NaN and Infinity (which a
+    Python caller can put in a dict) are no JSON: refused, never written as bare tokens."""
+    try:
+        return json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        ctx.invalid(f"{path}.input", "an object of finite JSON numbers", args)
 
 
 def _part(block: Any, ctx: RequestContext, path: str) -> Part:
@@ -237,7 +247,8 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                parts.append(ToolCall(id=call_id, name=name, arguments=to_json(args).decode()))
+                parts.append(ToolCall(id=call_id, name=name, arguments=_arguments_json(
+                    args, ctx, f"messages[{i}]")))
         elif kind == "tool_result" and len(block) == 3 \
                 and type(block.get("content")) is str:  # type, tool_use_id, content only
             call_id = block.get("tool_use_id")
@@ -588,6 +599,28 @@ def _write_choice(req: Request, ctx: RequestContext) -> dict[str, Any] | None:
     return out
 
 
+def _thinking_fits_history(body: dict[str, Any], ctx: RequestContext) -> None:
+    """Anthropic refuses enabled thinking when the conversation ends in a tool round whose
+    assistant turn does not start with a thinking block ("a final assistant message must start
+    with a thinking block"). A history from another provider has no such block (its reasoning
+    cannot be replayed here), so thinking is switched off for this request, and reported; a
+    client's own messages history is its business."""
+    if ctx.same or body.get("thinking", {}).get("type") != "enabled":
+        return
+    messages = body["messages"]
+    last = next((m for m in reversed(messages) if m["role"] == "assistant"), None)
+    if last is None or messages[-1] is last or isinstance(last["content"], str):
+        return
+    blocks = last["content"]
+    if not any(b.get("type") == "tool_use" for b in blocks):
+        return
+    if blocks and blocks[0].get("type") in ("thinking", "redacted_thinking"):
+        return
+    body["thinking"] = {"type": "disabled"}
+    ctx.lose("reasoning_mode", "thinking disabled: the conversation ends in a tool round whose "
+             "assistant turn has no thinking block to replay, which messages refuses")
+
+
 def _write_thinking(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
     r = req.reasoning
     if r is None:
@@ -660,6 +693,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.stop is not None:
         body["stop_sequences"] = list(req.stop)
     _write_thinking(req, ctx, body)
+    _thinking_fits_history(body, ctx)
     out_format = req.output
     if out_format is not None and out_format.type != "text":
         if out_format.type == "json_object":
