@@ -188,3 +188,67 @@ def test_the_converter_refuses_an_upstream_that_repeats_nothing_but_empty_lines(
     out += converter.end()
     assert converter.input_done
     assert sdk().verdict("messages", out) == "error"
+
+
+# -- the cases of issue 13, one by one ----------------------------------------------------------
+
+M_BLOCK = {"type": "content_block_start", "index": 0,
+           "content_block": {"type": "text", "text": ""}}
+M_THINKING = {"type": "content_block_start", "index": 0,
+              "content_block": {"type": "thinking", "thinking": ""}}
+R_CREATED = {"type": "response.created", "response": {"id": "resp_1", "created_at": 1}}
+R_ITEM = {"type": "response.output_item.added", "output_index": 0,
+          "item": {"type": "message", "id": "msg_1"}}
+ISSUE_CASES: list[tuple[str, list[dict[str, Any]], str]] = [
+    ("responses", [{**R_CREATED, "response": {"created_at": 10**4000}}],
+     r"response\.created_at: expected a Unix timestamp, got an integer"),
+    ("responses", [{**R_CREATED, "response": {"created_at": 1e300}}],
+     r"response\.created_at: expected a Unix timestamp, got a number"),
+    ("responses", [R_CREATED, {**R_ITEM, "output_index": [0]}],
+     r"output_item\.added\.output_index: expected a non-negative integer, got an array"),
+    ("responses", [R_CREATED, {**R_ITEM, "item": {"type": {"x": 1}, "id": "m"}}],
+     r"output_item\.added\.item\.type: expected a string, got an object"),
+    ("responses", [R_CREATED, {**R_ITEM, "item": {"type": "message", "id": ["m"]}}],
+     r"output_item\.added\.item\.id: expected a string or null, got an array"),
+    ("responses", [R_CREATED, {"type": "response.completed", "response": {"output": 5}}],
+     r"response\.output: expected an array or null, got an integer"),
+    ("messages", [{"type": "message_start", "message": {}},
+                  {**M_BLOCK, "content_block": {"type": ["text"]}}],
+     r"content_block\.type: expected a string, got an array"),
+    ("messages", [{"type": "message_start", "message": {}},
+                  {"type": "message_delta", "delta": {"stop_reason": {"a": 1}}}],
+     r"message_delta\.delta\.stop_reason: expected a string or null, got an object"),
+    ("messages", [{"type": "message_start", "message": {}}, M_BLOCK,
+                  {"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "text_delta", "text": 5}}],
+     r"text_delta\.text: expected a string, got an integer \(5\)"),
+    ("messages", [{"type": "message_start", "message": {}},
+                  {**M_BLOCK, "content_block": {"type": "tool_use", "id": "t", "name": "f"}},
+                  {"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "input_json_delta", "partial_json": {"a": 1}}}],
+     r"input_json_delta\.partial_json: expected a string, got an object"),
+    ("messages", [{"type": "message_start", "message": {}},
+                  {**M_THINKING, "content_block": {"type": "thinking", "thinking": ["x"]}}],
+     r"content_block\.thinking: expected a string or null, got an array"),
+    ("messages", [{"type": "message_start", "message": {}}, M_THINKING,
+                  {"type": "content_block_delta", "index": 0,
+                   "delta": {"type": "thinking_delta", "thinking": 7}}],
+     r"thinking_delta\.thinking: expected a string, got an integer"),
+    ("chat", [{"choices": [{"index": 0, "delta": {"tool_calls": [
+        {"index": 0, "id": "c", "function": {"name": "f", "arguments": {"a": 1}}}]}}]}],
+     r"tool call function\.arguments: expected a string or null, got an object"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "events", "message"), ISSUE_CASES,
+                         ids=[f"{c[0]}-{i}" for i, c in enumerate(ISSUE_CASES)])
+def test_a_wrong_type_is_a_decode_error_naming_field_expected_and_arrived(
+        fmt: str, events: list[dict[str, Any]], message: str) -> None:
+    body = b"".join(ev(event) for event in events)
+    for strict in (False, True):
+        with pytest.raises(DecodeError, match=message) as info:
+            get_decoder(fmt, strict=strict).feed(body)
+        assert info.value.format == fmt and info.value.event == len(events) - 1
+    for target in FORMATS:  # emit mode: a well-formed failure, read by the SDK as an error
+        out = b"".join(convert([body], source=fmt, target=target, on_error="emit"))
+        assert sdk().verdict(target, out) == "error"

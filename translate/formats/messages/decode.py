@@ -133,12 +133,11 @@ class MessagesDecoder(Decoder):
                         if type(text) is str:
                             return [TextDelta(index=block.ir, text=text)] if text else []
                 elif dtype == "input_json_delta":
-                    if block.kind == "tool_call":
+                    text = delta.get("partial_json")
+                    if block.kind == "tool_call" and type(text) is str:
                         block.args_seen = True
-                        text = delta.get("partial_json")
-                        if type(text) is str and text:
-                            return [ToolArgsDelta(index=block.ir, json=text)]
-                        return []  # the first fragment is often "": nothing to carry
+                        # the first fragment is often "": nothing to carry
+                        return [ToolArgsDelta(index=block.ir, json=text)] if text else []
                 elif dtype == "thinking_delta" and block.kind == "thinking":
                     text = delta.get("thinking")
                     if type(text) is str:
