@@ -5,6 +5,7 @@ millions of data lines, losses that must be reported (OpenAI's moderation chunk,
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -26,12 +27,9 @@ from translate.sse import SSEParser
 # -- a wrong declared source format ------------------------------------------------------------
 
 
-@pytest.mark.parametrize("declared", FORMATS)
-@pytest.mark.parametrize("actual", FORMATS)
+@pytest.mark.parametrize(("declared", "actual"), list(itertools.permutations(FORMATS, 2)))
 def test_a_stream_of_another_format_is_an_error_naming_both_formats(declared: str,
                                                                      actual: str) -> None:
-    if declared == actual:
-        pytest.skip("the right format")
     body = all_streams(actual)[0].read_bytes()
     for strict in (False, True):
         with pytest.raises(DecodeError) as info:

@@ -39,7 +39,6 @@ __all__ = [
     "count",
     "default_id_factory",
     "dumps",
-    "int_or_none",
     "json_type",
     "need_dict",
     "need_int",
@@ -48,7 +47,6 @@ __all__ = [
     "opt_int",
     "opt_list",
     "opt_str",
-    "str_or_none",
     "timestamp",
     "wrong_type",
 ]
@@ -59,19 +57,6 @@ _ALNUM = string.ascii_letters + string.digits
 def default_id_factory(prefix: str) -> str:
     """A fresh id: `prefix` followed by 24 random letters and digits (`msg_…`, `resp_…`)."""
     return prefix + "".join(secrets.choice(_ALNUM) for _ in range(24))
-
-
-def int_or_none(value: Any) -> int | None:
-    """`value` when it is an int (not a bool, not a float), else None. Lenient: for values that
-    may be anything by design; a field read from the wire goes through the typed accessors
-    below (`count`, `opt_int`), which refuse a wrong type instead of making it "unknown"."""
-    return value if type(value) is int else None
-
-
-def str_or_none(value: Any) -> str | None:
-    """`value` when it is a str, else None. Lenient, as `int_or_none`; wire fields use
-    `opt_str`."""
-    return value if type(value) is str else None
 
 
 MAX_COUNT = 2**53
