@@ -11,7 +11,6 @@ The status table is the module's one table; the `type`/`code` columns are what e
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from scripts._page import page_main  # noqa: E402
 from translate.http_errors import HTTP_ERRORS, convert_error, error_for  # noqa: E402
 
 __all__ = ["OUTPUT", "main", "render"]
@@ -128,18 +128,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
-        if current != text:
-            print(f"{OUTPUT} is stale: run python scripts/gen_http_errors_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text, encoding="utf-8")
-    return 0
+    return page_main(render, OUTPUT, "gen_http_errors_doc.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ fails when the committed page differs from what this script writes.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -23,6 +22,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from scripts._page import page_main  # noqa: E402
 from tests.differences import DIFFERENCES, SDK_CANNOT_READ  # noqa: E402
 from translate.events import ErrorKind, StopReason, Usage  # noqa: E402
 from translate.formats.chat import wire as chat  # noqa: E402
@@ -209,18 +209,7 @@ def render() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        current = OUTPUT.read_text(encoding="utf-8") if OUTPUT.exists() else ""
-        if current != text:
-            print(f"{OUTPUT} is stale: run python scripts/gen_mapping_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(text, encoding="utf-8")
-    return 0
+    return page_main(render, OUTPUT, "gen_mapping_doc.py", __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":
