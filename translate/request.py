@@ -41,7 +41,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
@@ -87,6 +87,7 @@ __all__ = [
     "effort_for",
     "extra_keys",
     "field_name",
+    "read_texts",
     "valid_id",
     "valid_name",
 ]
@@ -679,6 +680,24 @@ def valid_id(call_id: str, target: RequestFormat) -> str:
         if len(cache) < _CACHE_SIZE:
             cache[call_id] = out
     return out
+
+
+def read_texts(content: Any, ctx: RequestContext, path: str,
+               read_text: Callable[[Mapping[str, Any], RequestContext, str], Text],
+               noun: str) -> tuple[Text, ...]:
+    """Content that may hold only text (a system prompt, a chat system message): a string, or
+    a list of text `noun`s (chat "part", messages "block"), each read by the format's
+    `read_text`."""
+    if isinstance(content, str):
+        return (Text(text=content),)
+    if not isinstance(content, list):
+        ctx.invalid(path, f"a string or a list of text {noun}s", content)
+    out = []
+    for i, part in enumerate(content):
+        if not isinstance(part, dict) or part.get("type") != "text":
+            ctx.invalid(f"{path}[{i}]", f"a text {noun}", part)
+        out.append(read_text(part, ctx, f"{path}[{i}]"))
+    return tuple(out)
 
 
 def extra_keys(block: Mapping[str, Any],

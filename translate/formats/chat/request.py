@@ -32,6 +32,7 @@ from ...request import (
     ToolChoice,
     ToolResult,
     WebSearch,
+    read_texts,
 )
 from .._openai_request import (
     cache_of,
@@ -78,16 +79,7 @@ def _text(part: Mapping[str, Any], ctx: RequestContext, path: str) -> Text:
 
 
 def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
-    if isinstance(content, str):
-        return (Text(text=content),)
-    if not isinstance(content, list):
-        ctx.invalid(path, "a string or a list of text parts", content)
-    out = []
-    for i, part in enumerate(content):
-        if not isinstance(part, dict) or part.get("type") != "text":
-            ctx.invalid(f"{path}[{i}]", "a text part", part)
-        out.append(_text(part, ctx, f"{path}[{i}]"))
-    return tuple(out)
+    return read_texts(content, ctx, path, _text, "part")
 
 
 def _user_part(part: Any, ctx: RequestContext, path: str) -> Part:

@@ -42,6 +42,7 @@ from ...request import (
     WebSearch,
     budget_for,
     extra_keys,
+    read_texts,
 )
 
 __all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request"]
@@ -98,16 +99,7 @@ def _text(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Text:
 
 
 def _texts(content: Any, ctx: RequestContext, path: str) -> tuple[Text, ...]:
-    if isinstance(content, str):
-        return (Text(text=content),)
-    if not isinstance(content, list):
-        ctx.invalid(path, "a string or a list of text blocks", content)
-    out = []
-    for i, block in enumerate(content):
-        if not isinstance(block, dict) or block.get("type") != "text":
-            ctx.invalid(f"{path}[{i}]", "a text block", block)
-        out.append(_text(block, ctx, f"{path}[{i}]"))
-    return tuple(out)
+    return read_texts(content, ctx, path, _text, "block")
 
 
 def _image(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
