@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 import tracemalloc
 from collections.abc import Callable
 from typing import Any
+
+from collect_linear import best, pieces  # the sibling script's timing helpers (run from bench/)
 
 from translate import convert
 from translate.errors import DecodeError
@@ -131,19 +132,6 @@ def stream(source: str, shape: str, n: int) -> bytes:
     if source == "chat":
         return body
     return b"".join(convert([body], source="chat", target=source, **OPTIONS))
-
-
-def pieces(body: bytes, size: int = 16 * 1024) -> list[bytes]:
-    return [body[i:i + size] for i in range(0, len(body), size)]
-
-
-def best(fn: Callable[[], object], runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def _decode(source: str, chunks: list[bytes]) -> None:
