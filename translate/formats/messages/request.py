@@ -382,22 +382,22 @@ def _parse_thinking(thinking: Any, effort: Any, ctx: RequestContext) -> Reasonin
 
 # -- writing ------------------------------------------------------------------------------
 
-def _cache_control(cache: Cache | None, ctx: RequestContext, path: str) -> dict[str, Any] | None:
+def _mark(out: dict[str, Any], cache: Cache | None, ctx: RequestContext, path: str) -> None:
+    """Set the `cache_control` of a written block from its neutral cache marker (the twin of
+    the OpenAI writers' `mark`)."""
     if cache is None:
-        return None
-    if cache.ttl is None:
-        return {"type": "ephemeral"}
+        return
+    control = {"type": "ephemeral"}
     if cache.ttl in CACHE_TTLS:
-        return {"type": "ephemeral", "ttl": cache.ttl}
-    ctx.lose("cache_ttl", f"{path}: ttl {cache.ttl!r} written as the default 5m")
-    return {"type": "ephemeral"}
+        control["ttl"] = cache.ttl
+    elif cache.ttl is not None:
+        ctx.lose("cache_ttl", f"{path}: ttl {cache.ttl!r} written as the default 5m")
+    out["cache_control"] = control
 
 
 def _write_text(part: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "text", "text": part.text}
-    cc = _cache_control(part.cache, ctx, path)
-    if cc is not None:
-        out["cache_control"] = cc
+    _mark(out, part.cache, ctx, path)
     if part.extra:
         ctx.extra(path, part.extra, out)
     return out
@@ -418,9 +418,7 @@ def _write_image(part: Image, ctx: RequestContext, path: str) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "image", "source": source}
     if part.detail is not None:
         ctx.refuse(f"{path}.detail", f"image detail {part.detail!r}")
-    cc = _cache_control(part.cache, ctx, path)
-    if cc is not None:
-        out["cache_control"] = cc
+    _mark(out, part.cache, ctx, path)
     return out
 
 
@@ -435,9 +433,7 @@ def _write_document(part: Document, ctx: RequestContext, path: str) -> dict[str,
     out: dict[str, Any] = {"type": "document", "source": source}
     if part.title is not None:
         out["title"] = part.title
-    cc = _cache_control(part.cache, ctx, path)
-    if cc is not None:
-        out["cache_control"] = cc
+    _mark(out, part.cache, ctx, path)
     if part.extra:
         ctx.extra(path, part.extra, out)
     return out
@@ -464,9 +460,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         out: dict[str, Any] = {"type": "tool_use", "id": ctx.call_id(call.id),
                                "name": ctx.tool_name(call.name),
                                "input": _arguments(call.arguments, ctx, path)}
-        cc = _cache_control(call.cache, ctx, path)
-        if cc is not None:
-            out["cache_control"] = cc
+        _mark(out, call.cache, ctx, path)
         if call.extra:
             ctx.extra(path, call.extra, out, _BOOKKEEPING)
         return out
@@ -483,9 +477,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
                                   for j, p in enumerate(content)]
         if result.is_error:
             out["is_error"] = True
-        cc = _cache_control(result.cache, ctx, path)
-        if cc is not None:
-            out["cache_control"] = cc
+        _mark(out, result.cache, ctx, path)
         if result.extra:
             ctx.extra(path, result.extra, out, _BOOKKEEPING)
         return out
@@ -553,9 +545,7 @@ def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | 
             EMPTY_SCHEMA)
         if fn.strict is not None:
             out["strict"] = fn.strict
-        cc = _cache_control(fn.cache, ctx, path)
-        if cc is not None:
-            out["cache_control"] = cc
+        _mark(out, fn.cache, ctx, path)
         if fn.extra:
             ctx.extra(path, fn.extra, out)
         return out
