@@ -203,7 +203,9 @@ def _parse(body: dict[str, Any], format: str) -> Request:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        kind = getattr(value, "kind", None)  # a class-level tag, not a field
+        return out if kind is None else {**out, "kind": kind}
     if isinstance(value, tuple | list):
         return [_plain(v) for v in value]
     if isinstance(value, dict):

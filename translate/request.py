@@ -43,10 +43,9 @@ import importlib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, NoReturn
+from typing import Any, ClassVar, Literal, NoReturn
 
 from .errors import RequestError
-from .events import _fast_init
 from .report import LossReport
 
 __all__ = [
@@ -102,8 +101,7 @@ _EMPTY: Mapping[str, Any] = {}
 
 # -- the neutral model ------------------------------------------------------------------------
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Cache:
     """A prompt-cache breakpoint after this block (Anthropic `cache_control`, OpenAI
     `prompt_cache_breakpoint`)."""
@@ -113,8 +111,7 @@ class Cache:
     for the provider's default."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Text:
     """Text in a message, a system prompt or a tool result."""
 
@@ -125,21 +122,19 @@ class Text:
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (messages `citations`, responses
     `annotations`), written back only to the source format."""
-    kind: Literal["text"] = "text"
+    kind: ClassVar[Literal["text"]] = "text"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Refusal:
     """An assistant refusal in the history (chat `refusal`, responses `refusal` part)."""
 
     text: str
     """The refusal text."""
-    kind: Literal["refusal"] = "refusal"
+    kind: ClassVar[Literal["refusal"]] = "refusal"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Image:
     """An input image: base64 data or a URL (exactly one of `data` and `url`)."""
 
@@ -153,11 +148,10 @@ class Image:
     """OpenAI's `detail` (`low`, `high`, `original`); None for the default (`auto`)."""
     cache: Cache | None = None
     """A cache breakpoint after this block, or None."""
-    kind: Literal["image"] = "image"
+    kind: ClassVar[Literal["image"]] = "image"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Document:
     """An input document: a PDF as base64 data or a URL, or plain text."""
 
@@ -173,11 +167,10 @@ class Document:
     """A cache breakpoint after this block, or None."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (messages `context`, `citations`)."""
-    kind: Literal["document"] = "document"
+    kind: ClassVar[Literal["document"]] = "document"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolCall:
     """An assistant's call of a client tool, in the history."""
 
@@ -192,15 +185,14 @@ class ToolCall:
     """A cache breakpoint after this block, or None."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (responses item `id`, `status`)."""
-    kind: Literal["tool_call"] = "tool_call"
+    kind: ClassVar[Literal["tool_call"]] = "tool_call"
 
 
 ResultPart = Text | Image | Document
 """What a tool result may contain."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolResult:
     """The result of a tool call, sent by the client (in a user turn)."""
 
@@ -214,11 +206,10 @@ class ToolResult:
     """A cache breakpoint after this block, or None."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name."""
-    kind: Literal["tool_result"] = "tool_result"
+    kind: ClassVar[Literal["tool_result"]] = "tool_result"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Opaque:
     """A block or item only its own format can read, kept whole: reasoning proofs (messages
     `thinking` with its `signature`, `redacted_thinking`; responses `reasoning` items with
@@ -231,7 +222,7 @@ class Opaque:
     reasoning: bool = False
     """True for reasoning: to another format it is dropped and reported (only its provider can
     verify it); anything else opaque is refused there."""
-    kind: Literal["opaque"] = "opaque"
+    kind: ClassVar[Literal["opaque"]] = "opaque"
 
 
 Part = Text | Refusal | Image | Document | ToolCall | ToolResult | Opaque
@@ -240,8 +231,7 @@ Part = Text | Refusal | Image | Document | ToolCall | ToolResult | Opaque
 Role = Literal["user", "assistant", "system", "developer"]
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Message:
     """One turn of the conversation. Tool results are parts of a user turn (as in messages);
     chat `tool` messages and responses `function_call_output` items are read into one."""
@@ -254,8 +244,7 @@ class Message:
     """Source-format keys the model does not name (chat `name`, responses `phase`)."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class FunctionTool:
     """A client tool the model may call."""
 
@@ -272,11 +261,10 @@ class FunctionTool:
     """A cache breakpoint after this tool (messages `cache_control`), or None."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (messages `input_examples`, ...)."""
-    kind: Literal["function"] = "function"
+    kind: ClassVar[Literal["function"]] = "function"
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class WebSearch:
     """The provider-run web search tool (messages `web_search_*`, responses `web_search`,
     chat `web_search_options`)."""
@@ -295,15 +283,14 @@ class WebSearch:
     """The source's tool object, written back unchanged to the source format."""
     origin: RequestFormat = "messages"
     """The format `raw` is from."""
-    kind: Literal["web_search"] = "web_search"
+    kind: ClassVar[Literal["web_search"]] = "web_search"
 
 
 Tool = FunctionTool | WebSearch | Opaque
 """A tool definition; `Opaque` holds a provider tool only its own format has."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolChoice:
     """Which tool the model must use (the rows of `TOOL_CHOICE`)."""
 
@@ -317,8 +304,7 @@ Effort = Literal["none", "minimal", "low", "medium", "high", "xhigh", "max"]
 """OpenAI's `reasoning_effort` values (`none` turns reasoning off)."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Reasoning:
     """How much the model should think."""
 
@@ -337,8 +323,7 @@ class Reasoning:
     """Messages `thinking.display` (`summarized`, `omitted`), or None."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class OutputFormat:
     """Structured output (chat `response_format`, responses `text.format`, messages
     `output_config.format`)."""
@@ -355,8 +340,7 @@ class OutputFormat:
     """OpenAI's `strict` (messages output formats are always enforced), or None."""
 
 
-@_fast_init
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True)
 class Request:
     """A request of any of the three APIs, in one vocabulary."""
 
@@ -654,32 +638,46 @@ def _rewrite(value: str, chars: str | None, limit: int | None) -> str:
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
 _CACHE_SIZE = 4096
-_NAME_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
-_ID_CACHE: dict[str, dict[str, str]] = {f: {} for f in _FORMATS}
+
+
+class _Memo(dict[str, str]):
+    """A bounded memo whose miss computes the value: a hit is one C-level dict lookup, not
+    a Python call. Every call id and tool name of a history is looked up once or twice per
+    turn, and the same ones recur turn after turn (bench/requests.py: three Python calls per
+    id before, about a tenth of a 20-turn conversion)."""
+
+    __slots__ = ("_compute",)
+
+    def __init__(self, compute: Callable[[str], str]) -> None:
+        super().__init__()
+        self._compute = compute
+
+    def __missing__(self, key: str) -> str:
+        out = self._compute(key)
+        if len(self) < _CACHE_SIZE:
+            self[key] = out
+        return out
+
+
+def _rewriter(limits: tuple[str | None, int | None]) -> Callable[[str], str]:
+    return lambda value: _rewrite(value, *limits)
+
+
+_NAMES = {f: _Memo(_rewriter(NAME_LIMITS[f])) for f in _FORMATS}
+_IDS = {f: _Memo(_rewriter(ID_LIMITS[f])) for f in _FORMATS}
+_UNCHANGED = _Memo(str)  # a same-format conversion keeps ids as the client sent them
 
 
 def valid_name(name: str, target: RequestFormat) -> str:
     """A tool name valid for `target` (`NAME_LIMITS`): unchanged when valid, else a
     deterministic rewrite ending in a hash of the original."""
-    cache = _NAME_CACHE[target]
-    out = cache.get(name)
-    if out is None:
-        out = _rewrite(name, *NAME_LIMITS[target])
-        if len(cache) < _CACHE_SIZE:  # a bounded memo: the same names recur every turn
-            cache[name] = out
-    return out
+    return _NAMES[target][name]
 
 
 def valid_id(call_id: str, target: RequestFormat) -> str:
     """A tool-call id valid for `target` (`ID_LIMITS`), unchanged when valid; deterministic,
     so a call and its result, in this turn and the next, map to the same id."""
-    cache = _ID_CACHE[target]
-    out = cache.get(call_id)
-    if out is None:
-        out = _rewrite(call_id, *ID_LIMITS[target])
-        if len(cache) < _CACHE_SIZE:
-            cache[call_id] = out
-    return out
+    return _IDS[target][call_id]
 
 
 def read_texts(content: Any, ctx: RequestContext, path: str,
@@ -689,7 +687,7 @@ def read_texts(content: Any, ctx: RequestContext, path: str,
     a list of text `noun`s (chat "part", messages "block"), each read by the format's
     `read_text`."""
     if isinstance(content, str):
-        return (Text(text=content),)
+        return (Text(content),)
     if not isinstance(content, list):
         ctx.invalid(path, f"a string or a list of text {noun}s", content)
     out = []
@@ -716,8 +714,8 @@ class RequestContext:
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("_names", "default_max_tokens", "headers", "lenient", "report", "source",
-                 "target", "tool_names")
+    __slots__ = ("_names", "default_max_tokens", "headers", "ids", "lenient", "names",
+                 "report", "source", "target", "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
                  default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
@@ -729,6 +727,12 @@ class RequestContext:
         self.tool_names: dict[str, str] = {}
         self._names: dict[str, str] = {}  # every target tool name -> the client's name
         self.headers: dict[str, str] = {}
+        self.ids: Mapping[str, str] = _UNCHANGED if source == target else _IDS[target]
+        """Client tool-call id -> the id written for the target (`valid_id`): writers index
+        it (`ctx.ids[call.id]`), a C-level lookup on the hot path."""
+        self.names: Mapping[str, str] = _Memo(self.tool_name)
+        """Client tool name -> the name written for the target: `tool_name`, memoised for
+        this request (a name recurs in every call of it)."""
 
     @property
     def same(self) -> bool:
@@ -837,12 +841,6 @@ class RequestContext:
         if out != name:
             self.tool_names[out] = name
         return out
-
-    def call_id(self, call_id: str) -> str:
-        """The client's tool-call id as valid for the target (unchanged for the same format)."""
-        if self.source == self.target:
-            return call_id
-        return valid_id(call_id, self.target)
 
     def opaque(self, path: str, part: Opaque) -> dict[str, Any] | None:
         """An opaque block or item: its raw object for its own format; else None, after

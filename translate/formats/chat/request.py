@@ -114,13 +114,14 @@ def _user_part(part: Any, ctx: RequestContext, path: str) -> Part:
     return Opaque(origin="chat", raw=part)  # input_audio, file ids
 
 
-def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Message:
+def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Message:
+    path = f"messages[{index}]"  # one string per assistant turn, for errors and reports
     parts: list[Part] = []
     extra: dict[str, Any] = {}
     content = msg.get("content")
     if isinstance(content, str):
         if content:
-            parts.append(Text(text=content))
+            parts.append(Text(content))
     elif isinstance(content, list):
         for i, part in enumerate(content):
             sub = f"{path}.content[{i}]"
@@ -148,9 +149,9 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Messag
         name, args = fn.get("name"), fn.get("arguments")
         if not isinstance(name, str) or not isinstance(args, str):
             ctx.invalid(f"{path}.tool_calls[{i}].function", "a name and string arguments", fn)
-        parts.append(ToolCall(id=call["id"], name=name, arguments=args))
+        parts.append(ToolCall(call["id"], name, args))
     if _ASSISTANT_KEYS.issuperset(msg):  # the usual case: no set built
-        return Message(role="assistant", parts=tuple(parts))
+        return Message("assistant", tuple(parts))
     for key in msg.keys() - _ASSISTANT_KEYS:
         if key in ("name", "audio", "function_call"):
             if ctx.same:
@@ -162,10 +163,11 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> Messag
     return Message(role="assistant", parts=tuple(parts), extra=extra or None)
 
 
-def _named(msg: Mapping[str, Any], ctx: RequestContext, path: str) -> dict[str, Any] | None:
-    """The chat-only `name` of a message, kept for a chat target."""
+def _named(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> dict[str, Any] | None:
+    """The chat-only `name` of message `index`, kept for a chat target."""
     if len(msg) == 2:
         return None  # role and content: the usual case
+    path = f"messages[{index}]"
     extra: dict[str, Any] = {}
     for key in msg:
         if key == "name":
@@ -185,34 +187,34 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
     out: list[Message] = []
     results: list[Part] = []  # the tool results of the current user turn
     for i, msg in enumerate(messages):
-        path = f"messages[{i}]"
-        if not isinstance(msg, dict):
-            ctx.invalid(path, "a message object", msg)
+        # paths are built for errors and reports only: a long history is the hot path
+        if type(msg) is not dict:
+            ctx.invalid(f"messages[{i}]", "a message object", msg)
         role = msg.get("role")
         if role == "tool":
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str):
-                ctx.invalid(f"{path}.tool_call_id", "a string", call_id)
+                ctx.invalid(f"messages[{i}].tool_call_id", "a string", call_id)
             if len(msg) != 3:
                 for key in msg.keys() - {"role", "content", "tool_call_id"}:
-                    ctx.unknown(f"{path}.{key}")
+                    ctx.unknown(f"messages[{i}].{key}")
             content = msg.get("content")
             if type(content) is str:  # the usual case, without a call
-                texts: tuple[Text, ...] = (Text(text=content),) if content else ()
+                texts: tuple[Text, ...] = (Text(content),) if content else ()
             else:
-                texts = _texts(content, ctx, f"{path}.content")
-            result = ToolResult(call_id=call_id, content=texts)
+                texts = _texts(content, ctx, f"messages[{i}].content")
+            result = ToolResult(call_id, texts)
             if results:
                 results.append(result)
-                out[-1] = Message(role="user", parts=tuple(results))
+                out[-1] = Message("user", tuple(results))
             else:
                 results = [result]
-                out.append(Message(role="user", parts=(result,)))
+                out.append(Message("user", (result,)))
             continue
         results = []
         if role in ("system", "developer"):
-            texts = _texts(msg.get("content"), ctx, f"{path}.content")
-            extra = _named(msg, ctx, path)
+            texts = _texts(msg.get("content"), ctx, f"messages[{i}].content")
+            extra = _named(msg, ctx, i)
             if i == 0 and extra is None:
                 system, system_role = texts, role
             else:
@@ -220,17 +222,19 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
         elif role == "user":
             content = msg.get("content")
             if isinstance(content, str):
-                parts: tuple[Part, ...] = (Text(text=content),)
+                parts: tuple[Part, ...] = (Text(content),)
             elif isinstance(content, list):
-                parts = tuple(_user_part(p, ctx, f"{path}.content[{j}]")
-                              for j, p in enumerate(content))
+                parts = tuple([Text(p["text"]) if type(p) is dict and len(p) == 2
+                           and p.get("type") == "text" and type(p.get("text")) is str
+                           else _user_part(p, ctx, f"messages[{i}].content[{j}]")
+                           for j, p in enumerate(content)])
             else:
-                ctx.invalid(f"{path}.content", "a string or a list of parts", content)
-            out.append(Message(role="user", parts=parts, extra=_named(msg, ctx, path)))
+                ctx.invalid(f"messages[{i}].content", "a string or a list of parts", content)
+            out.append(Message(role="user", parts=parts, extra=_named(msg, ctx, i)))
         elif role == "assistant":
-            out.append(_assistant(msg, ctx, path))
+            out.append(_assistant(msg, ctx, i))
         else:
-            ctx.invalid(f"{path}.role", "system, developer, user, assistant or tool", role)
+            ctx.invalid(f"messages[{i}].role", "system, developer, user, assistant or tool", role)
     return system, system_role, tuple(out)
 
 
@@ -419,10 +423,17 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
     moved: list[Any] = []  # tool-result images and documents, for the user message
     content: list[Any] = []
     for i, part in enumerate(parts):
-        sub = f"{path}.content[{i}]"
         if part.kind == "tool_result":
             result: ToolResult = part
-            texts = tuple(p for p in result.content if p.kind == "text")
+            first = result.content[0] if len(result.content) == 1 else None
+            if first is not None and first.kind == "text" and first.cache is None \
+                    and not first.extra and not result.is_error and result.cache is None \
+                    and not result.extra:  # the usual result: one plain text (the hot path)
+                out.append({"role": "tool", "tool_call_id": ctx.ids[result.call_id],
+                            "content": first.text})
+                continue
+            sub = f"{path}.content[{i}]"  # paths are built for reports and errors only
+            texts = tuple(p for p in result.content if isinstance(p, Text))
             for j, p in enumerate(result.content):
                 if p.kind != "text":
                     ctx.lose("tool_result_image", f"{sub}.content[{j}]: {p.kind} moved to a "
@@ -436,11 +447,11 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
                 ctx.lose("cache_control", f"{sub}: cache breakpoint of a tool result")
             if result.extra:
                 ctx.extra(sub, result.extra, {}, _BOOKKEEPING)
-            out.append({"role": "tool", "tool_call_id": ctx.call_id(result.call_id),
+            out.append({"role": "tool", "tool_call_id": ctx.ids[result.call_id],
                         "content": _write_texts(texts, ctx, f"{sub}.content") if texts
                         else ""})
         else:
-            written = _write_user_part(part, ctx, sub)
+            written = _write_user_part(part, ctx, f"{path}.content[{i}]")
             if written is not None:
                 content.append(written)
     content = moved + content
@@ -456,27 +467,30 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
     refusals: list[str] = []
     calls: list[Any] = []
     for i, part in enumerate(msg.parts):
-        sub = f"{path}.content[{i}]"
         kind = part.kind
         if kind == "text":
-            texts.append(_write_text(part, ctx, sub))  # type: ignore[arg-type]
+            if part.cache is None and not part.extra:  # type: ignore[union-attr]
+                texts.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+            else:  # paths are built for reports and errors only
+                texts.append(_write_text(part, ctx, f"{path}.content[{i}]"))  # type: ignore[arg-type]
         elif kind == "refusal":
             refusals.append(part.text)  # type: ignore[union-attr]
         elif kind == "tool_call":
             call: ToolCall = part  # type: ignore[assignment]
             if call.cache is not None:
-                ctx.lose("cache_control", f"{sub}: cache breakpoint of a tool call")
+                ctx.lose("cache_control", f"{path}.content[{i}]: cache breakpoint of a tool call")
             if call.extra:
-                ctx.extra(sub, call.extra, {}, _BOOKKEEPING)
-            calls.append({"id": ctx.call_id(call.id), "type": "function",
-                          "function": {"name": ctx.tool_name(call.name),
+                ctx.extra(f"{path}.content[{i}]", call.extra, {}, _BOOKKEEPING)
+            calls.append({"id": ctx.ids[call.id], "type": "function",
+                          "function": {"name": ctx.names[call.name],
                                        "arguments": call.arguments or "{}"}})
         elif kind == "opaque":
-            raw = ctx.opaque(sub, part)  # type: ignore[arg-type]
+            raw = ctx.opaque(f"{path}.content[{i}]", part)  # type: ignore[arg-type]
             if raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
-            ctx.refuse(sub, f"a {kind} part in an assistant message", what=kind)
+            ctx.refuse(f"{path}.content[{i}]", f"a {kind} part in an assistant message",
+                       what=kind)
     out: dict[str, Any] = {"role": "assistant"}
     if texts:
         if len(texts) == 1 and len(texts[0]) == 2:
@@ -498,7 +512,7 @@ def _write_tool(tool: Tool, ctx: RequestContext, path: str, body: dict[str, Any]
                 ) -> dict[str, Any] | None:
     if tool.kind == "function":
         fn: FunctionTool = tool
-        spec: dict[str, Any] = {"name": ctx.tool_name(fn.name)}
+        spec: dict[str, Any] = {"name": ctx.names[fn.name]}
         if fn.description is not None:
             spec["description"] = fn.description
         if fn.parameters is not None:
@@ -563,7 +577,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         choice = TOOL_CHOICE[req.tool_choice.mode]["chat"]
         if req.tool_choice.mode == "tool":
             choice = {"type": "function",
-                      "function": {"name": ctx.tool_name(req.tool_choice.name or "")}}
+                      "function": {"name": ctx.names[req.tool_choice.name or ""]}}
         body["tool_choice"] = choice
     if req.max_tokens is not None:
         body["max_completion_tokens"] = req.max_tokens

@@ -143,7 +143,7 @@ def _result(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
     if content is None:
         pass
     elif isinstance(content, str):
-        parts.append(Text(text=content))
+        parts.append(Text(content))
     elif isinstance(content, list):
         for item in content:
             kind = item.get("type") if isinstance(item, dict) else None
@@ -225,7 +225,7 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
     if role != "user" and role != "assistant":
         ctx.invalid(f"messages[{i}].role", "user, assistant or system", role)
     if isinstance(content, str):
-        return Message(role=role, parts=(Text(text=content),))
+        return Message(role, (Text(content),))
     if not isinstance(content, list):
         ctx.invalid(f"messages[{i}].content", "a string or a list of blocks", content)
     # the parts share the message's path (built for error messages only)
@@ -236,24 +236,23 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             text = block.get("text")
             if not isinstance(text, str):
                 ctx.invalid(f"messages[{i}].text", "a string", text)
-            parts.append(Text(text=text))
+            parts.append(Text(text))
         elif kind == "tool_use" and len(block) == 4:  # type, id, name, input only
             call_id, name, args = block.get("id"), block.get("name"), block.get("input")
             if not isinstance(call_id, str) or not isinstance(name, str) \
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                parts.append(ToolCall(id=call_id, name=name, arguments=_arguments_json(
-                    args, ctx, f"messages[{i}]")))
+                parts.append(ToolCall(call_id, name, _arguments_json(args, ctx, f"messages[{i}]")))
         elif kind == "tool_result" and len(block) == 3 \
                 and type(block.get("content")) is str:  # type, tool_use_id, content only
             call_id = block.get("tool_use_id")
             if not isinstance(call_id, str):
                 ctx.invalid(f"messages[{i}].tool_use_id", "a string", call_id)
-            parts.append(ToolResult(call_id=call_id, content=(Text(text=block["content"]),)))
+            parts.append(ToolResult(call_id, (Text(block["content"]),)))
         else:
             parts.append(_part(block, ctx, f"messages[{i}]"))
-    return Message(role=role, parts=tuple(parts))
+    return Message(role, tuple(parts))
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -440,13 +439,13 @@ def _write_document(part: Document, ctx: RequestContext, path: str) -> dict[str,
 
 
 def _arguments(text: str, ctx: RequestContext, path: str) -> Any:
-    if not text.strip():
-        return {}
     try:
         args = from_json(text)
     except ValueError:
+        if not text.strip():  # no arguments at all: an empty input
+            return {}
         ctx.invalid(f"{path}.arguments", "JSON text", text)
-    if not isinstance(args, dict):
+    if type(args) is not dict:
         ctx.invalid(f"{path}.arguments", "a JSON object", text)
     return args
 
@@ -457,8 +456,8 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         return _write_text(part, ctx, path)  # type: ignore[arg-type]
     if kind == "tool_call":
         call: ToolCall = part  # type: ignore[assignment]
-        out: dict[str, Any] = {"type": "tool_use", "id": ctx.call_id(call.id),
-                               "name": ctx.tool_name(call.name),
+        out: dict[str, Any] = {"type": "tool_use", "id": ctx.ids[call.id],
+                               "name": ctx.names[call.name],
                                "input": _arguments(call.arguments, ctx, path)}
         _mark(out, call.cache, ctx, path)
         if call.extra:
@@ -466,7 +465,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
         return out
     if kind == "tool_result":
         result: ToolResult = part  # type: ignore[assignment]
-        out = {"type": "tool_result", "tool_use_id": ctx.call_id(result.call_id)}
+        out = {"type": "tool_result", "tool_use_id": ctx.ids[result.call_id]}
         content = result.content
         if content:
             if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
@@ -518,13 +517,23 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
         if kind == "text" and part.cache is None and not part.extra:  # type: ignore[union-attr]
             blocks.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
             continue
+        if kind == "tool_call" and part.cache is None and not part.extra:  # type: ignore[union-attr]
+            call: ToolCall = part  # type: ignore[assignment]
+            try:
+                args = from_json(call.arguments)
+            except ValueError:
+                args = None  # empty or bad: _write_part says which
+            if type(args) is dict:
+                blocks.append({"type": "tool_use", "id": ctx.ids[call.id],
+                               "name": ctx.names[call.name], "input": args})
+                continue
         if kind == "tool_result":
             result: ToolResult = part  # type: ignore[assignment]
             content = result.content
             if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
                     and not content[0].extra and not result.is_error \
                     and result.cache is None and not result.extra:
-                blocks.append({"type": "tool_result", "tool_use_id": ctx.call_id(result.call_id),
+                blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[result.call_id],
                                "content": content[0].text})
                 continue
         block = _write_part(part, ctx, f"{path}.content[{i}]")
@@ -538,7 +547,7 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
 def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | None:
     if tool.kind == "function":
         fn: FunctionTool = tool
-        out: dict[str, Any] = {"name": ctx.tool_name(fn.name)}
+        out: dict[str, Any] = {"name": ctx.names[fn.name]}
         if fn.description is not None:
             out["description"] = fn.description
         out["input_schema"] = dict(fn.parameters) if fn.parameters is not None else dict(
@@ -574,7 +583,7 @@ def _write_choice(req: Request, ctx: RequestContext) -> dict[str, Any] | None:
     if choice is not None:
         out = dict(TOOL_CHOICE[choice.mode]["messages"])
         if choice.mode == "tool":
-            out["name"] = ctx.tool_name(choice.name or "")
+            out["name"] = ctx.names[choice.name or ""]
     if req.parallel_tool_calls is not None:
         if out is None:
             out = {"type": "auto"}

@@ -136,47 +136,32 @@ def _content_part(part: Any, ctx: RequestContext, where: str, i: int) -> Part:
 
 def _content(content: Any, ctx: RequestContext, path: str) -> tuple[Part, ...]:
     if isinstance(content, str):
-        return (Text(text=content),)
+        return (Text(content),)
     if not isinstance(content, list):
         ctx.invalid(path, "a string or a list of parts", content)
     return tuple([_content_part(p, ctx, path, i) for i, p in enumerate(content)])
 
 
-class _Turns:
-    """Groups input items into neutral turns."""
-
-    __slots__ = ("out", "parts", "role")
-
-    def __init__(self) -> None:
-        self.out: list[Message] = []
-        self.role: str | None = None
-        self.parts: list[Part] = []
-
-    def add(self, role: str, parts: tuple[Part, ...] | list[Part], extra: Any = None) -> None:
-        if role != self.role or extra or role not in ("assistant", "results"):
-            self.flush()
-            self.role = role
-        self.parts.extend(parts)
-        if extra or role not in ("assistant", "results"):
-            self.flush(extra)
-
-    def flush(self, extra: Any = None) -> None:
-        if self.role is not None and self.parts:
-            role = "user" if self.role == "results" else self.role
-            self.out.append(Message(role=role, parts=tuple(self.parts),  # type: ignore[arg-type]
-                                    extra=extra or None))
-        self.role, self.parts = None, []
+_NO_TYPE: Any = object()
 
 
 def _items(items: list[Any], ctx: RequestContext) -> tuple[
         tuple[Text, ...] | None, str, tuple[Message, ...]]:
-    turns = _Turns()
+    """Input items as neutral turns: consecutive assistant items (output messages, function
+    calls, reasoning) make one assistant turn, consecutive results (function_call_output and
+    other items) one user turn; any other message is a turn of its own. Read in one loop
+    without a call per item: a long history is the hot path."""
+    out: list[Message] = []
+    group: str | None = None  # the open turn: "assistant" or "results"
+    parts: list[Part] = []
     system: tuple[Text, ...] | None = None
     system_role = "system"
     for i, item in enumerate(items):
-        if not isinstance(item, dict):
+        if type(item) is not dict:
             ctx.invalid(f"input[{i}]", "an input item", item)
-        kind = item.get("type", "message" if "role" in item else None)
+        kind = item.get("type", _NO_TYPE)
+        if kind is _NO_TYPE:
+            kind = "message" if "role" in item else None
         if kind == "message":
             role = item.get("role")
             if role not in ("user", "assistant", "system", "developer"):
@@ -184,37 +169,51 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             extra = _extra(item, _MESSAGE_KEYS)
             content = item.get("content")
             if type(content) is str:  # the usual case: no call, no path string
-                parts: tuple[Part, ...] = (Text(text=content),)
+                new: tuple[Part, ...] = (Text(content),)
             else:
-                parts = _content(content, ctx, f"input[{i}].content")
+                new = _content(content, ctx, f"input[{i}].content")
             if i == 0 and role in ("system", "developer") and not extra \
-                    and all(p.kind == "text" for p in parts):
-                system, system_role = parts, role  # type: ignore[assignment]
+                    and all(p.kind == "text" for p in new):
+                system, system_role = new, role  # type: ignore[assignment]
                 continue
-            if role == "assistant" and not extra:
-                turns.add("assistant", parts)
-            else:
-                turns.add(role, parts, extra)
+            if role != "assistant" or extra:  # a turn of its own
+                if parts:
+                    out.append(_turn(group, parts))
+                group, parts = None, []
+                if new:
+                    out.append(Message(role=role, parts=new, extra=extra))
+                continue
+            turn = "assistant"
         elif kind == "function_call":
             call_id, name, args = item.get("call_id"), item.get("name"), item.get("arguments")
-            if not isinstance(call_id, str) or not isinstance(name, str) \
-                    or not isinstance(args, str):
+            if type(call_id) is not str or type(name) is not str or type(args) is not str:
                 ctx.invalid(f"input[{i}]", "a function_call with call_id, name and arguments",
                             item)
-            turns.add("assistant", [ToolCall(id=call_id, name=name, arguments=args,
-                                             extra=_extra(item, _CALL_KEYS))])
+            new = (ToolCall(call_id, name, args, extra=_extra(item, _CALL_KEYS)),)
+            turn = "assistant"
         elif kind == "function_call_output":
-            turns.add("results", [_output_item(item, ctx, i)])
+            new, turn = (_output_item(item, ctx, i),), "results"
         elif kind == "reasoning":
-            turns.add("assistant", [Opaque(origin="responses", raw=item, reasoning=True)])
+            new, turn = (Opaque(origin="responses", raw=item, reasoning=True),), "assistant"
         elif kind in _ASSISTANT_ITEMS:
-            turns.add("assistant", [Opaque(origin="responses", raw=item)])
+            new, turn = (Opaque(origin="responses", raw=item),), "assistant"
         elif isinstance(kind, str):
-            turns.add("results", [Opaque(origin="responses", raw=item)])
+            new, turn = (Opaque(origin="responses", raw=item),), "results"
         else:
             ctx.invalid(f"input[{i}].type", "an item type", kind)
-    turns.flush()
-    return system, system_role, tuple(turns.out)
+        if turn != group:
+            if parts:
+                out.append(_turn(group, parts))
+            group, parts = turn, []
+        parts.extend(new)
+    if parts:
+        out.append(_turn(group, parts))
+    return system, system_role, tuple(out)
+
+
+def _turn(group: str | None, parts: list[Part]) -> Message:
+    """The message of a gathered turn (results are the user's)."""
+    return Message("user" if group == "results" else "assistant", tuple(parts))
 
 
 def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
@@ -223,13 +222,13 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Pa
         ctx.invalid(f"input[{index}].call_id", "a string", call_id)
     output = item.get("output")
     if type(output) is str:  # the usual case
-        return ToolResult(call_id=call_id, content=(Text(text=output),) if output else (),
+        return ToolResult(call_id, (Text(output),) if output else (),
                           extra=_extra(item, _OUTPUT_KEYS))
     path = f"input[{index}]"  # for error messages only
     parts: list[ResultPart] = []
     if isinstance(output, str):
         if output:
-            parts.append(Text(text=output))
+            parts.append(Text(output))
     elif isinstance(output, list):
         for j, p in enumerate(output):
             part = _content_part(p, ctx, f"{path}.output", j)
@@ -316,7 +315,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     raw_input = body.get("input", ())
     if isinstance(raw_input, str):
         system, system_role = None, "system"
-        turns: tuple[Message, ...] = (Message(role="user", parts=(Text(text=raw_input),)),)
+        turns: tuple[Message, ...] = (Message(role="user", parts=(Text(raw_input),)),)
     elif isinstance(raw_input, list | tuple):
         system, system_role, turns = _items(list(raw_input), ctx)
     else:
@@ -325,7 +324,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     if instructions is not None:
         if system is not None:  # a leading system message stays in the conversation
             turns = (Message(role=system_role, parts=system), *turns)  # type: ignore[arg-type]
-        system, system_role = (Text(text=instructions),), "system"
+        system, system_role = (Text(instructions),), "system"
     text = ctx.object("text", body.get("text"))
     output = None
     fmt = text.get("format")
@@ -434,94 +433,104 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
 
 
 def _write_user(msg: Message, ctx: RequestContext, path: str, items: list[Any]) -> None:
-    pending: list[Any] = []
-
-    def flush() -> None:
-        if pending:
-            if len(pending) == 1 and pending[0]["type"] == "input_text" and len(pending[0]) == 2:
-                items.append({"type": "message", "role": msg.role, "content": pending[0]["text"]})
-            else:
-                items.append({"type": "message", "role": msg.role, "content": list(pending)})
-            pending.clear()
-
+    # Paths (`sub`) are built for reports and errors only: a long history is the hot path.
+    pending: list[Any] = []  # input parts of the message item being gathered
     for i, part in enumerate(msg.parts):
-        sub = f"{path}.content[{i}]"
         if part.kind == "tool_result":
-            flush()
-            items.append(_write_result(part, ctx, sub))
+            if pending:
+                items.append(_user_item(msg, pending))
+                pending = []
+            items.append(_write_result(part, ctx, path, i))
         elif part.kind == "opaque" and part.origin == "responses" \
-                and part.raw.get("type") not in (None, "input_text", "input_image",
-                                                 "input_file"):
-            flush()
+                and part.raw.get("type") not in (None, "input_text", "input_image", "input_file"):
+            if pending:
+                items.append(_user_item(msg, pending))
+                pending = []
             items.append(dict(part.raw))
+        elif part.kind == "text" and part.cache is None and not part.extra:
+            pending.append({"type": "input_text", "text": part.text})
         else:
-            written = _write_part(part, ctx, sub)
+            written = _write_part(part, ctx, f"{path}.content[{i}]")
             if written is not None:
                 pending.append(written)
-    flush()
+    if pending:
+        items.append(_user_item(msg, pending))
     if msg.extra and items and items[-1].get("type") == "message":
         ctx.extra(path, msg.extra, items[-1], _BOOKKEEPING)
     elif msg.extra:
         ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
 
 
-def _write_result(result: ToolResult, ctx: RequestContext, path: str) -> dict[str, Any]:
-    out: dict[str, Any] = {"type": "function_call_output", "call_id": ctx.call_id(result.call_id)}
+def _user_item(msg: Message, parts: list[Any]) -> dict[str, Any]:
+    """A message item of input parts; one plain text is written as a string."""
+    if len(parts) == 1 and parts[0]["type"] == "input_text" and len(parts[0]) == 2:
+        return {"type": "message", "role": msg.role, "content": parts[0]["text"]}
+    return {"type": "message", "role": msg.role, "content": parts}
+
+
+def _write_result(result: ToolResult, ctx: RequestContext, parent: str, index: int
+                  ) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "function_call_output", "call_id": ctx.ids[result.call_id]}
     content = result.content
     if not content:
         out["output"] = ""
-    elif all(p.kind == "text" and p.cache is None and not p.extra for p in content) \
-            and len(content) == 1:
-        out["output"] = content[0].text  # type: ignore[union-attr]
+    elif len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
+            and not content[0].extra:
+        out["output"] = content[0].text
     else:
-        parts = [_write_part(p, ctx, f"{path}.content[{j}]") for j, p in enumerate(content)]
+        parts = [_write_part(p, ctx, f"{parent}.content[{index}].content[{j}]")
+                 for j, p in enumerate(content)]
         out["output"] = [p for p in parts if p is not None]
-    if result.is_error:
-        ctx.lose("is_error", f"{path}: the is_error flag")
-    if result.cache is not None:
-        ctx.lose("cache_control", f"{path}: cache breakpoint of a tool result")
-    if result.extra:
-        ctx.extra(path, result.extra, out, _BOOKKEEPING)
+    if result.is_error or result.cache is not None or result.extra:
+        path = f"{parent}.content[{index}]"
+        if result.is_error:
+            ctx.lose("is_error", f"{path}: the is_error flag")
+        if result.cache is not None:
+            ctx.lose("cache_control", f"{path}: cache breakpoint of a tool result")
+        if result.extra:
+            ctx.extra(path, result.extra, out, _BOOKKEEPING)
     return out
 
 
 def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[Any]) -> None:
     for i, part in enumerate(msg.parts):
-        sub = f"{path}.content[{i}]"
         kind = part.kind
         if kind == "text":
             text: Text = part  # type: ignore[assignment]
-            if text.cache is not None:
-                ctx.lose("cache_control", f"{sub}: cache breakpoint of assistant text")
             item: dict[str, Any] = {"type": "message", "role": "assistant",
                                     "content": text.text}
+            if text.cache is not None:
+                ctx.lose("cache_control",
+                         f"{path}.content[{i}]: cache breakpoint of assistant text")
             if text.extra:
                 if ctx.same:  # output_text annotations: the output-message form
                     item["content"] = [{"type": "output_text", "text": text.text,
                                         **text.extra}]
                 else:
-                    ctx.extra(sub, text.extra, {}, frozenset({"annotations", "logprobs"}))
+                    ctx.extra(f"{path}.content[{i}]", text.extra, {},
+                              frozenset({"annotations", "logprobs"}))
             items.append(item)
         elif kind == "refusal":
             items.append({"type": "message", "role": "assistant",
                           "content": part.text})  # type: ignore[union-attr]
-            ctx.lose("refusal", f"{sub}: carried as assistant text")
+            ctx.lose("refusal", f"{path}.content[{i}]: carried as assistant text")
         elif kind == "tool_call":
             call: ToolCall = part  # type: ignore[assignment]
-            out: dict[str, Any] = {"type": "function_call", "call_id": ctx.call_id(call.id),
-                                   "name": ctx.tool_name(call.name),
+            out: dict[str, Any] = {"type": "function_call", "call_id": ctx.ids[call.id],
+                                   "name": ctx.names[call.name],
                                    "arguments": call.arguments or "{}"}
             if call.cache is not None:
-                ctx.lose("cache_control", f"{sub}: cache breakpoint of a tool call")
+                ctx.lose("cache_control", f"{path}.content[{i}]: cache breakpoint of a tool call")
             if call.extra:
-                ctx.extra(sub, call.extra, out, _BOOKKEEPING)
+                ctx.extra(f"{path}.content[{i}]", call.extra, out, _BOOKKEEPING)
             items.append(out)
         elif kind == "opaque":
-            raw = ctx.opaque(sub, part)  # type: ignore[arg-type]
+            raw = ctx.opaque(f"{path}.content[{i}]", part)  # type: ignore[arg-type]
             if raw is not None:
                 items.append(raw)
         else:
-            ctx.refuse(sub, f"a {kind} part in an assistant message", what=kind)
+            ctx.refuse(f"{path}.content[{i}]", f"a {kind} part in an assistant message",
+                       what=kind)
     if msg.extra:
         ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
 
@@ -529,7 +538,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[A
 def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | None:
     if tool.kind == "function":
         fn: FunctionTool = tool
-        out: dict[str, Any] = {"type": "function", "name": ctx.tool_name(fn.name)}
+        out: dict[str, Any] = {"type": "function", "name": ctx.names[fn.name]}
         if fn.description is not None:
             out["description"] = fn.description
         out["parameters"] = dict(fn.parameters) if fn.parameters is not None else None
@@ -583,7 +592,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.tool_choice is not None and tools_ok(req, ctx, body, ctx.name("tool_choice")):
         choice = TOOL_CHOICE[req.tool_choice.mode]["responses"]
         if req.tool_choice.mode == "tool":
-            choice = {"type": "function", "name": ctx.tool_name(req.tool_choice.name or "")}
+            choice = {"type": "function", "name": ctx.names[req.tool_choice.name or ""]}
         body["tool_choice"] = choice
     if req.max_tokens is not None:
         body["max_output_tokens"] = req.max_tokens
