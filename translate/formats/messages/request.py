@@ -243,7 +243,12 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                parts.append(ToolCall(call_id, name, _arguments_json(args, ctx, f"messages[{i}]")))
+                out = to_json(args)  # _arguments_json inlined: its exact check is rarely needed
+                if b"NaN" in out or b"Infinity" in out:
+                    parts.append(ToolCall(call_id, name, _arguments_json(args, ctx,
+                                                                         f"messages[{i}]")))
+                else:
+                    parts.append(ToolCall(call_id, name, out.decode()))
         elif kind == "tool_result" and len(block) == 3 \
                 and type(block.get("content")) is str:  # type, tool_use_id, content only
             call_id = block.get("tool_use_id")
@@ -264,12 +269,12 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
         if not isinstance(name, str):
             ctx.invalid(f"{path}.name", "a string", name)
         schema = tool.get("input_schema")
-        extra = {k: v for k, v in tool.items() if k not in _TOOL_KEYS}
+        extra = extra_keys(tool, _TOOL_KEYS)
         if kind == "custom":
-            extra["type"] = "custom"
-        return FunctionTool(name=name, description=tool.get("description"),
-                            parameters=None if schema == EMPTY_SCHEMA else schema,
-                            strict=tool.get("strict"), cache=_cache(tool), extra=extra or None)
+            extra = {**(extra or {}), "type": "custom"}
+        return FunctionTool(name, tool.get("description"),
+                            None if schema == EMPTY_SCHEMA else schema, tool.get("strict"),
+                            _cache(tool), extra)
     if isinstance(kind, str) and kind.startswith("web_search_") and set(tool) <= _WEB_SEARCH_KEYS:
         location = tool.get("user_location")
         if isinstance(location, dict):
