@@ -124,13 +124,12 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
             parts.append(Text(content))
     elif isinstance(content, list):
         for i, part in enumerate(content):
-            sub = f"{path}.content[{i}]"
             if isinstance(part, dict) and part.get("type") == "refusal":
                 parts.append(Refusal(text=part.get("refusal", "")))
             elif isinstance(part, dict) and part.get("type") == "text":
-                parts.append(_text(part, ctx, sub))
+                parts.append(_text(part, ctx, f"{path}.content[{i}]"))
             else:
-                ctx.invalid(sub, "a text or refusal part", part)
+                ctx.invalid(f"{path}.content[{i}]", "a text or refusal part", part)
     elif content is not None:
         ctx.invalid(f"{path}.content", "a string, a list of parts or null", content)
     refusal = msg.get("refusal")
@@ -203,15 +202,11 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
                 texts: tuple[Text, ...] = (Text(content),) if content else ()
             else:
                 texts = _texts(content, ctx, f"messages[{i}].content")
-            result = ToolResult(call_id, texts)
-            if results:
-                results.append(result)
-                out[-1] = Message("user", tuple(results))
-            else:
-                results = [result]
-                out.append(Message("user", (result,)))
+            results.append(ToolResult(call_id, texts))
             continue
-        results = []
+        if results:  # a run of tool messages is one user turn
+            out.append(Message("user", tuple(results)))
+            results = []
         if role in ("system", "developer"):
             texts = _texts(msg.get("content"), ctx, f"messages[{i}].content")
             extra = _named(msg, ctx, i)
@@ -235,7 +230,12 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
             out.append(_assistant(msg, ctx, i))
         else:
             ctx.invalid(f"messages[{i}].role", "system, developer, user, assistant or tool", role)
+    if results:
+        out.append(Message("user", tuple(results)))
     return system, system_role, tuple(out)
+
+
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -246,11 +246,12 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
     fn = tool.get("function")
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         ctx.invalid(f"{path}.function", "a function with a name", fn)
-    for key in fn:
-        if key not in ("name", "description", "parameters", "strict"):
-            ctx.unknown(f"{path}.function.{key}")
-    return FunctionTool(name=fn["name"], description=fn.get("description"),
-                        parameters=fn.get("parameters"), strict=fn.get("strict"))
+    if not _FUNCTION_KEYS.issuperset(fn):
+        for key in fn:  # in the body's order, so the first unknown field is named
+            if key not in _FUNCTION_KEYS:
+                ctx.unknown(f"{path}.function.{key}")
+    return FunctionTool(fn["name"], fn.get("description"), fn.get("parameters"),
+                        fn.get("strict"))
 
 
 def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoice | None:
@@ -467,30 +468,28 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
     refusals: list[str] = []
     calls: list[Any] = []
     for i, part in enumerate(msg.parts):
-        kind = part.kind
-        if kind == "text":
-            if part.cache is None and not part.extra:  # type: ignore[union-attr]
-                texts.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+        if part.kind == "text":
+            if part.cache is None and not part.extra:
+                texts.append({"type": "text", "text": part.text})
             else:  # paths are built for reports and errors only
-                texts.append(_write_text(part, ctx, f"{path}.content[{i}]"))  # type: ignore[arg-type]
-        elif kind == "refusal":
-            refusals.append(part.text)  # type: ignore[union-attr]
-        elif kind == "tool_call":
-            call: ToolCall = part  # type: ignore[assignment]
-            if call.cache is not None:
+                texts.append(_write_text(part, ctx, f"{path}.content[{i}]"))
+        elif part.kind == "refusal":
+            refusals.append(part.text)
+        elif part.kind == "tool_call":
+            if part.cache is not None:
                 ctx.lose("cache_control", f"{path}.content[{i}]: cache breakpoint of a tool call")
-            if call.extra:
-                ctx.extra(f"{path}.content[{i}]", call.extra, {}, _BOOKKEEPING)
-            calls.append({"id": ctx.ids[call.id], "type": "function",
-                          "function": {"name": ctx.names[call.name],
-                                       "arguments": call.arguments or "{}"}})
-        elif kind == "opaque":
-            raw = ctx.opaque(f"{path}.content[{i}]", part)  # type: ignore[arg-type]
+            if part.extra:
+                ctx.extra(f"{path}.content[{i}]", part.extra, {}, _BOOKKEEPING)
+            calls.append({"id": ctx.ids[part.id], "type": "function",
+                          "function": {"name": ctx.names[part.name],
+                                       "arguments": part.arguments or "{}"}})
+        elif part.kind == "opaque":
+            raw = ctx.opaque(f"{path}.content[{i}]", part)
             if raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
-            ctx.refuse(f"{path}.content[{i}]", f"a {kind} part in an assistant message",
-                       what=kind)
+            ctx.refuse(f"{path}.content[{i}]", f"a {part.kind} part in an assistant message",
+                       what=part.kind)
     out: dict[str, Any] = {"role": "assistant"}
     if texts:
         if len(texts) == 1 and len(texts[0]) == 2:

@@ -513,32 +513,29 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
     if len(parts) == 1 and parts[0].kind == "text" and parts[0].cache is None \
             and not parts[0].extra:
         return {"role": role, "content": parts[0].text}
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for i, part in enumerate(parts):
         # plain text and a plain one-text tool result are written inline (the hot path of a
         # long history); anything with a cache mark, extra keys or other parts, and the path
         # its messages need, goes through _write_part
-        kind = part.kind
-        if kind == "text" and part.cache is None and not part.extra:  # type: ignore[union-attr]
-            blocks.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+        if part.kind == "text" and part.cache is None and not part.extra:
+            blocks.append({"type": "text", "text": part.text})
             continue
-        if kind == "tool_call" and part.cache is None and not part.extra:  # type: ignore[union-attr]
-            call: ToolCall = part  # type: ignore[assignment]
+        if part.kind == "tool_call" and part.cache is None and not part.extra:
             try:
-                args = from_json(call.arguments)
+                args = from_json(part.arguments)
             except ValueError:
                 args = None  # empty or bad: _write_part says which
             if type(args) is dict:
-                blocks.append({"type": "tool_use", "id": ctx.ids[call.id],
-                               "name": ctx.names[call.name], "input": args})
+                blocks.append({"type": "tool_use", "id": ctx.ids[part.id],
+                               "name": ctx.names[part.name], "input": args})
                 continue
-        if kind == "tool_result":
-            result: ToolResult = part  # type: ignore[assignment]
-            content = result.content
+        if part.kind == "tool_result":
+            content = part.content
             if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
-                    and not content[0].extra and not result.is_error \
-                    and result.cache is None and not result.extra:
-                blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[result.call_id],
+                    and not content[0].extra and not part.is_error \
+                    and part.cache is None and not part.extra:
+                blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[part.call_id],
                                "content": content[0].text})
                 continue
         block = _write_part(part, ctx, f"{path}.content[{i}]")
