@@ -68,7 +68,10 @@ format reads its body into it and writes its body from it (`translate/formats/<f
 - **Refused** (strict mode, the default): a field the target has no place for, a provider tool
   the target lacks, an unknown field. `translate.RequestError` names the field path and the
   target, e.g. `messages: cannot carry request field 'logprobs' (chat); pass lenient=True to drop it`.
-  With `lenient=True` the field is dropped and listed in `conv.report`.
+  With `lenient=True` the field is dropped and listed in `conv.report`. Paths, in errors and
+  in the report, point into the body the client sent (`input[4]`, `messages[2].refusal`), also
+  where several source items make one turn of the neutral model (a run of chat `tool`
+  messages, consecutive responses items).
 - **Reported in both modes**: what a conversation needs changed to go on at all, listed below
   (reasoning from another provider, a cache TTL the target lacks, ...). `conv.report` can
   therefore have entries in strict mode too.

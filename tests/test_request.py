@@ -18,7 +18,8 @@ from pydantic_core import ValidationError
 import translate
 from tests.sdk.requests import SDK_TYPES, validate_request
 from translate import RequestError, convert_request
-from translate.request import NAME_LIMITS, valid_id, valid_name
+from translate.formats.chat import request as chat_request
+from translate.request import NAME_LIMITS, RequestContext, valid_id, valid_name
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
 FORMATS = ("chat", "responses", "messages")
@@ -351,3 +352,71 @@ def test_a_tool_input_holding_a_non_finite_number_is_refused_not_written_as_bare
     for target in ("chat", "responses"):
         with pytest.raises(RequestError, match="finite JSON numbers"):
             convert_request(body, source="messages", target=target)
+
+
+# A turn of the neutral model may gather several items of the source (a run of chat `tool`
+# messages, consecutive responses items), so its position is not the client's: every path in
+# an error or a report must point into the body the client sent.
+
+def test_a_refused_part_of_a_gathered_turn_is_named_at_its_own_item() -> None:
+    body = {"model": "m", "input": [
+        {"role": "system", "content": "sys"},
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+        {"type": "function_call_output", "call_id": "c2", "output": [  # a Files API id
+            {"type": "input_image", "image_url": "https://x.test/y.png"},
+            {"type": "input_file", "file_id": "file-1"}]},
+    ]}
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source="responses", target="chat")
+    assert info.value.field == "input[4]"  # the neutral turn is messages[2], part 1
+
+
+@pytest.mark.parametrize(("source", "body", "what", "path"), [
+    ("responses", {"model": "m", "input": [
+        {"role": "user", "content": "hi"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"},
+        {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "a", "annotations": []}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}]},
+     "reasoning", "input[1]"),
+    ("chat", {"model": "m", "messages": [
+        {"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "x", "refusal": "no", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"}]},
+     "refusal", "messages[2].refusal"),
+    ("messages", {"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "see"},
+            {"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": "r"},
+                {"type": "image", "source": {"type": "url", "url": "https://x.test/y.png"}}]}]}]},
+     "tool_result_image", "messages[2].content[1].content[1]"),
+], ids=["responses-reasoning-item", "chat-refusal", "messages-tool-result-image"])
+def test_a_reported_loss_names_the_field_the_client_sent(
+        source: str, body: dict[str, Any], what: str, path: str) -> None:
+    target = "responses" if source == "chat" else "chat"
+    report = convert_request(body, source=source, target=target, lenient=True).report
+    details = [e.detail for e in report.entries if e.what == what]
+    assert len(details) == 1 and details[0].split(":")[0] == path, report
+
+
+def test_a_tool_result_in_a_run_of_chat_tool_messages_is_named_at_its_message() -> None:
+    body = {"model": "m", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            for k in range(3)]},
+        *({"role": "tool", "tool_call_id": f"c{k}", "content": "ok"} for k in range(3)),
+    ]}
+    ctx = RequestContext("chat", "messages", lenient=True, body=body,
+                         locate=chat_request.part_path)
+    turn = chat_request.parse_request(body, ctx, headers={}).messages[2]
+    assert [p.kind for p in turn.parts] == ["tool_result"] * 3  # one turn of three messages
+    assert [ctx.part("unused", turn, k) for k in range(3)] == [
+        "messages[2]", "messages[3]", "messages[4]"]

@@ -203,7 +203,8 @@ def _parse(body: dict[str, Any], format: str) -> Request:
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+               if f.compare}  # Message.index says where a turn was read, not what it is
         kind = getattr(value, "kind", None)  # a class-level tag, not a field
         return out if kind is None else {**out, "kind": kind}
     if isinstance(value, tuple | list):

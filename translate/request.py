@@ -42,7 +42,7 @@ import hashlib
 import importlib
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
 
 from .errors import RequestError
@@ -242,6 +242,11 @@ class Message:
     """The content, in order."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (chat `name`, responses `phase`)."""
+    index: int = field(default=-1, compare=False, repr=False)
+    """Where the turn starts in the source body's list (`messages[]`, `input[]`), so that
+    errors and reports name the field the client sent (`RequestContext.part`); -1 for a
+    message built by hand, whose paths are its position in `Request.messages`. Not part of
+    the message's value (equality)."""
 
 
 @dataclass(slots=True)
@@ -709,16 +714,30 @@ def extra_keys(block: Mapping[str, Any],
 
 # -- the conversion context -------------------------------------------------------------------
 
+Locate = Callable[[Mapping[str, Any], int, int], str]
+"""A reader's `part_path(body, index, part)`: the path in its source body of part `part` of the
+turn starting at item `index`."""
+
+_RESULT_CONTENT = {"chat": "content", "responses": "output", "messages": "content"}
+"""Where each format keeps a tool result's content (`RequestContext.inner`)."""
+
+
 class RequestContext:
     """What readers and writers share for one conversion: the directions, the mode, the report
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("_names", "default_max_tokens", "headers", "ids", "lenient", "names",
-                 "report", "source", "target", "tool_names")
+    __slots__ = ("_names", "_turns", "body", "default_max_tokens", "headers", "ids", "lenient",
+                 "locate", "names", "report", "source", "target", "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
-                 default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+                 default_max_tokens: int = DEFAULT_MAX_TOKENS,
+                 body: Mapping[str, Any] = _EMPTY, locate: Locate | None = None) -> None:
+        self.body = body
+        """The source body, for `locate`."""
+        self.locate = locate
+        """The source reader's `part_path`: the path in `body` of a part of a turn."""
+        self._turns = field_name(source, "messages")  # `messages` or `input`, for `at`
         self.source = source
         self.target = target
         self.lenient = lenient
@@ -733,6 +752,22 @@ class RequestContext:
         self.names: Mapping[str, str] = _Memo(self.tool_name)
         """Client tool name -> the name written for the target: `tool_name`, memoised for
         this request (a name recurs in every call of it)."""
+
+    def at(self, msg: Message, i: int) -> str:
+        """The path of turn `i` (`msg`) in the source body: `messages[3]`, `input[5]`."""
+        return f"{self._turns}[{i if msg.index < 0 else msg.index}]"
+
+    def part(self, path: str, msg: Message, part: int) -> str:
+        """The path in the source body of part `part` of `msg` (at `path`): a turn gathered
+        from several source items (chat `tool` messages, responses items) names the item the
+        part came from."""
+        if msg.index >= 0 and self.locate is not None:
+            return self.locate(self.body, msg.index, part)
+        return f"{path}.content[{part}]"
+
+    def inner(self, path: str, j: int) -> str:
+        """The path of item `j` of the content of the tool result at `path`."""
+        return f"{path}.{_RESULT_CONTENT[self.source]}[{j}]"
 
     @property
     def same(self) -> bool:
@@ -909,7 +944,8 @@ def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenien
         raise RequestError(f"{source}: a request body must be a JSON object, not "
                            f"{type(body).__name__}", source=source, target=target)
     ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]
-                         default_max_tokens=default_max_tokens)
+                         default_max_tokens=default_max_tokens, body=body,
+                         locate=reader.part_path)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
     return RequestConversion(body=out, report=ctx.report, tool_names=ctx.tool_names,

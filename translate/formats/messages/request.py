@@ -221,11 +221,11 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             if key not in ("role", "content"):
                 ctx.unknown(f"messages[{i}].{key}")
     if role == "system":
-        return Message(role="system", parts=_texts(content, ctx, f"messages[{i}].content"))
+        return Message("system", _texts(content, ctx, f"messages[{i}].content"), None, i)
     if role != "user" and role != "assistant":
         ctx.invalid(f"messages[{i}].role", "user, assistant or system", role)
     if isinstance(content, str):
-        return Message(role, (Text(content),))
+        return Message(role, (Text(content),), None, i)
     if not isinstance(content, list):
         ctx.invalid(f"messages[{i}].content", "a string or a list of blocks", content)
     # the parts share the message's path (built for error messages only)
@@ -257,7 +257,7 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             parts.append(ToolResult(call_id, (Text(block["content"]),)))
         else:
             parts.append(_part(block, ctx, f"messages[{i}]"))
-    return Message(role, tuple(parts))
+    return Message(role, tuple(parts), None, i)
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -285,6 +285,15 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
                          max_uses=tool.get("max_uses"), user_location=location, raw=tool,
                          origin="messages")
     return Opaque(origin="messages", raw=tool)
+
+
+def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
+    """The path of block `part` of message `index`: blocks are read one to one
+    (`RequestContext.part`)."""
+    content = body["messages"][index].get("content")
+    if not isinstance(content, list):
+        return f"messages[{index}].content"
+    return f"messages[{index}].content[{part}]"
 
 
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
@@ -477,7 +486,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
                     and not content[0].extra:
                 out["content"] = content[0].text
             else:
-                out["content"] = [_write_part(p, ctx, f"{path}.content[{j}]")
+                out["content"] = [_write_part(p, ctx, ctx.inner(path, j))
                                   for j, p in enumerate(content)]
         if result.is_error:
             out["is_error"] = True
@@ -538,7 +547,7 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
                 blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[part.call_id],
                                "content": content[0].text})
                 continue
-        block = _write_part(part, ctx, f"{path}.content[{i}]")
+        block = _write_part(part, ctx, ctx.part(path, msg, i))
         if block is not None:
             blocks.append(block)
     if not blocks:
@@ -677,7 +686,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["system"] = _write_texts(req.system, ctx, "system")
     messages = []
     for i, msg in enumerate(req.messages):
-        out = _write_message(msg, ctx, f"messages[{i}]")
+        out = _write_message(msg, ctx, ctx.at(msg, i))
         if out is not None:
             messages.append(out)
     body["messages"] = messages
