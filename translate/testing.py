@@ -20,8 +20,9 @@ pytest but without syrupy still runs; the fixture then fails with an explanation
 
 from __future__ import annotations
 
+import functools
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
@@ -36,6 +37,7 @@ __all__ = [
     "FIXED_TIME",
     "TranslateSnapshot",
     "counting_id_factory",
+    "event_lines",
     "run_conversion",
     "translate_snapshot",
 ]
@@ -85,6 +87,15 @@ def run_conversion(
     return out, events, losses
 
 
+def event_lines(data: bytes) -> str:
+    """An SSE stream as text, each line prefixed with the number of its event (`[3] data: ...`),
+    so that a line diff of two streams names the events that differ."""
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+    return "\n".join(f"[{n}] {line}" for n, event in enumerate(text.split("\n\n")) if event
+                     for line in event.split("\n"))
+
+
+@functools.cache
 def _extensions() -> tuple[type[Any], type[Any]]:
     """The two syrupy extensions, built on first use so that importing this module (as every
     pytest run does once the package is installed) does not require syrupy."""
@@ -92,12 +103,28 @@ def _extensions() -> tuple[type[Any], type[Any]]:
     from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
     class SSESnapshotExtension(SingleFileSnapshotExtension):
-        """One `.sse` file per snapshot, stored as the exact bytes."""
+        """One `.sse` file per snapshot, stored as the exact bytes; a mismatch is shown as a
+        diff of the streams' lines, each with its event's number (`event_lines`), not as
+        one `b'...'` line."""
 
         file_extension = "sse"
         _write_mode = WriteMode.BINARY
 
+        def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+            if isinstance(serialized_data, bytes) and isinstance(snapshot_data, bytes):
+                serialized_data, snapshot_data = (event_lines(serialized_data),
+                                                  event_lines(snapshot_data))
+            yield from super().diff_lines(serialized_data, snapshot_data)
+
     return SSESnapshotExtension, JSONSnapshotExtension
+
+
+def __getattr__(name: str) -> Any:
+    # `SSESnapshotExtension`, for a project's own snapshot fixtures, built when first asked for
+    # (PEP 562) so that importing this module does not require syrupy
+    if name == "SSESnapshotExtension":
+        return _extensions()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TranslateSnapshot:
