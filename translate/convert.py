@@ -40,7 +40,7 @@ class Converter:
     not carry.
     """
 
-    __slots__ = ("_done", "_terminated", "decoder", "encoder", "on_error", "report",
+    __slots__ = ("_done", "decoder", "encoder", "input_error", "on_error", "outcome", "report",
                  "upstream_error")
 
     def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
@@ -65,11 +65,14 @@ class Converter:
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
         self._done = False  # after bad input in emit mode: the rest of the input is ignored
-        # The target got its terminal event (Stop or Error): an error found later cannot be
-        # written any more (the client already has its answer), only reported.
-        self._terminated = False
+        self.outcome: Stop | Error | None = None
+        """The terminal event the target got: the `Stop`, or the `Error` (the upstream's, a
+        truncation, bad input in emit mode); None while the stream runs. A failure found after
+        it cannot be written any more (the client already has its answer), only reported."""
         self.upstream_error: BaseException | None = None
         """The exception the upstream raised, when `abort()` was given one."""
+        self.input_error: DecodeError | None = None
+        """The bad input that emit mode wrote as the target's error (raise mode raises it)."""
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
@@ -85,9 +88,10 @@ class Converter:
         # After Stop only Usage may follow and after Error nothing, so a terminal event is the
         # last of its batch or followed by Usage: one type check per batch, not per event.
         last = type(events[-1])
-        if last is Stop or last is Error or (
-                last is Usage and any(type(event) is Stop for event in events)):
-            self._terminated = True
+        if (last is Stop or last is Error or (
+                last is Usage and any(type(event) is Stop for event in events))) \
+                and self.outcome is None:
+            self._end_with(events)
         if len(events) == 1:
             return encode(events[0])
         return b"".join([encode(event) for event in events])
@@ -101,6 +105,8 @@ class Converter:
                 events = self.decoder.end()
             except DecodeError as exc:
                 return self._bad_input(exc) + self.encoder.end()
+            if self.outcome is None:
+                self._end_with(events)  # a truncation or a late terminal event
             encode = self.encoder.encode
             out = b"".join([encode(event) for event in events])
         return out + self.encoder.end()
@@ -121,11 +127,12 @@ class Converter:
         if self._done:
             return self.encoder.end()
         self._done = True
-        if self._terminated:
+        if self.outcome is not None:
             self.report.add("decode", self.decoder.format, "upstream_failure",
                             f"the upstream failed after its terminal event: {reason}")
             return self.encoder.end()
         error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
+        self.outcome = error
         return self.encoder.encode(error) + self.encoder.end()
 
     @property
@@ -140,25 +147,37 @@ class Converter:
         """What the conversion could not carry, in order of first occurrence."""
         return self.report.entries
 
+    def _end_with(self, events: list[Event]) -> None:
+        """Record the first terminal event of `events`, if any, as the `outcome`."""
+        for event in events:
+            if type(event) is Stop or type(event) is Error:
+                self.outcome = event
+                return
+
     def _bad_input(self, exc: DecodeError) -> bytes:
-        """Raise, or deliver what decoded cleanly before the failure and then the failure.
+        """Deliver what decoded cleanly before the failure, then raise the failure (its
+        `output`) or write it as the target's error.
 
         Bad input after the source's terminal event (a chunk after `[DONE]`, say) cannot
         change an answer the client already has: in emit mode it is recorded in the loss
         report (`trailing_input`) and the target stream is left as it was."""
-        if self.on_error == "raise":
-            raise exc
         self._done = True
         encode = self.encoder.encode
-        decoded = exc.decoded
+        decoded = exc.events
         good = b"".join([encode(event) for event in decoded]) if decoded else b""
-        if not self._terminated and any(type(e) is Stop or type(e) is Error for e in decoded):
-            self._terminated = True
-        if self._terminated:
+        if self.outcome is None:
+            self._end_with(decoded)
+        if self.on_error == "raise":
+            exc.output = good
+            raise exc
+        self.input_error = exc
+        if self.outcome is not None:
             self.report.add("decode", self.decoder.format, "trailing_input",
                             f"bad input after the terminal event was ignored: {exc}")
             return good
-        return good + encode(Error(kind="bad_input", message=str(exc)))
+        error = Error(kind="bad_input", message=str(exc))
+        self.outcome = error
+        return good + encode(error)
 
 
 class ToolNames(Encoder):

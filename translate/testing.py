@@ -21,8 +21,7 @@ pytest but without syrupy still runs; the fixture then fails with an explanation
 from __future__ import annotations
 
 import functools
-import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
@@ -31,6 +30,7 @@ from .convert import convert
 from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
 from .formats import decoder_class
+from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss
 
 __all__ = [
@@ -44,16 +44,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
-
-FIXED_TIME = 1_700_000_000.0
-"""The clock value `translate_snapshot` uses unless a `clock` option is given (2023-11-14)."""
-
-
-def counting_id_factory() -> Callable[[str], str]:
-    """Deterministic ids: `prefix` + a zero-padded counter (`msg_000000000000000000000001`)."""
-    counter = itertools.count(1)
-    return lambda prefix: f"{prefix}{next(counter):024d}"
-
 
 def run_conversion(
     data: bytes | Iterable[bytes],
