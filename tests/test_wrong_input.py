@@ -290,3 +290,19 @@ def test_raise_mode_gives_the_target_bytes_of_what_decoded_before_the_bad_input(
     assert [type(e).__name__ for e in good][:1] == ["MessageStart"]
     assert b"response.output_text.delta" in info.value.output  # the text "Hi", written
     assert converter.input_error is None  # raise mode leaves it to the caller
+
+
+def test_an_unknown_format_is_a_translate_error_at_every_entry_point() -> None:
+    import translate
+
+    calls = [
+        lambda: translate.get_decoder("gemin"),
+        lambda: translate.get_encoder("gemin"),
+        lambda: Converter("chat", "gemin"),
+        lambda: list(convert([b""], source="gemin", target="chat")),
+        lambda: translate.convert_request({"model": "m"}, source="images", target="chat"),
+        lambda: translate.convert_error(500, b"{}", source="gemin", target="chat"),
+    ]
+    for call in calls:
+        with pytest.raises(translate.TranslateError, match=r"unknown (request )?format"):
+            call()

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
 
 from .errors import RequestError
+from .formats import unknown_format
 from .report import LossReport
 
 __all__ = [
@@ -923,8 +924,7 @@ def _format_module(format: str) -> Any:
     module = _MODULES.get(format)
     if module is None:
         if format not in _FORMATS:
-            raise ValueError(f"unknown request format {format!r}; expected one of "
-                             f"{', '.join(_FORMATS)}")
+            raise unknown_format(format, _FORMATS, "request format")
         module = _MODULES[format] = importlib.import_module(
             f"{__package__}.formats.{format}.request")
     return module
