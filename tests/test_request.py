@@ -16,13 +16,18 @@ from hypothesis import strategies as st
 from pydantic_core import ValidationError
 
 import translate
-from tests.sdk.requests import SDK_TYPES, validate_request
+from tests.sdk.requests import SDK_TYPES, gemini_fields, validate_request
 from translate import RequestError, convert_request
 from translate.formats.chat import request as chat_request
 from translate.request import NAME_LIMITS, RequestContext, valid_id, valid_name
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
-FORMATS = ("chat", "responses", "messages")
+FORMATS = ("chat", "responses", "messages", "gemini")
+
+
+def url(source: str, model: str | None = "gemini-3-pro", stream: bool = True) -> dict[str, Any]:
+    """`convert_request`'s model and stream, for a source that has them in its URL (gemini)."""
+    return {"model": model, "stream": stream} if source == "gemini" else {}
 
 
 def corpus() -> list[Path]:
@@ -44,9 +49,11 @@ def test_every_translated_request_is_valid_for_the_target_sdk(path: Path, target
     body = load(path)
     source = source_of(path)
     validate_request(source, body)  # the corpus itself is valid
-    conv = convert_request(body, source=source, target=target, lenient=True)
+    conv = convert_request(body, source=source, target=target, lenient=True, **url(source))
     validate_request(target, conv.body)
-    assert conv.stream == (body.get("stream") is True)
+    assert conv.stream == (body.get("stream") is True or source == "gemini")
+    if target == "gemini":  # the API refuses call ids in a request ("Unknown name id")
+        assert '"id"' not in json.dumps([c["parts"] for c in conv.body["contents"]])
 
 
 @pytest.mark.parametrize("format", FORMATS)
@@ -57,9 +64,9 @@ def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -
     with pytest.raises(ValidationError):
         validate_request(format, top)
     nested = json.loads(json.dumps(body))
-    key = "input" if format == "responses" else "messages"
+    key = {"responses": "input", "gemini": "contents"}.get(format, "messages")
     item = nested[key][-1]
-    content = item["content"]
+    content = item["parts" if format == "gemini" else "content"]
     if isinstance(content, list):
         content[0]["bogus"] = 1
     else:
@@ -70,12 +77,14 @@ def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -
 
 def test_every_format_field_list_is_the_sdk_s() -> None:
     from translate.formats.chat.request import FIELDS as CHAT
+    from translate.formats.gemini.request import FIELDS as GEMINI
     from translate.formats.messages.request import FIELDS as MESSAGES
     from translate.formats.responses.request import FIELDS as RESPONSES
 
     for format, fields in (("chat", CHAT), ("responses", RESPONSES), ("messages", MESSAGES)):
         sdk = set(SDK_TYPES[(format, True)].__annotations__)
         assert set(fields) == sdk, format
+    assert set(GEMINI) == set(gemini_fields())  # google-genai's config fields of the body
 
 
 def test_a_field_the_target_cannot_carry_is_refused_naming_it() -> None:
@@ -140,7 +149,10 @@ _BASE = {
     "responses": {"model": "m", "input": "hi", "store": False},
     "messages": {"model": "m", "max_tokens": 100, "messages": [{"role": "user",
                                                                  "content": "hi"}]},
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
 }
+_TOOL = {"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "string"}}}}}
 SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
     # neutral field -> (a source that has it, the fields, the name the client used)
     "temperature": ("chat", {"temperature": 0.5}, "temperature"),
@@ -156,6 +168,9 @@ SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
     "previous_response_id": ("responses", {"previous_response_id": "resp_1"},
                              "previous_response_id"),
     "openai": ("chat", {"prompt_cache_key": "k"}, "prompt_cache_key"),
+    "user": ("chat", {"user": "u1"}, "user"),
+    "parallel_tool_calls": ("chat", {"parallel_tool_calls": False, "tools": [_TOOL]},
+                            "parallel_tool_calls"),
 }
 _UNCARRIED = [(attr, target) for attr, where in translate.request.REQUEST_FIELDS.items()
               for target, place in where.items() if place is None and attr in SAMPLES
@@ -196,7 +211,8 @@ def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
     body = {**_BASE[source], **fields}
     conv = convert_request(body, source=source, target=target)
     validate_request(target, conv.body)
-    back = convert_request(conv.body, source=target, target=source)
+    back = convert_request(conv.body, source=target, target=source,
+                           **url(target, conv.model, conv.stream))
     for key, value in fields.items():
         assert back.body[key] == value
 
@@ -207,7 +223,7 @@ def test_a_same_format_request_keeps_everything(path: Path) -> None:
 
     body = load(path)
     format = source_of(path)
-    conv = convert_request(body, source=format, target=format)
+    conv = convert_request(body, source=format, target=format, **url(format))
     assert conv.report.entries == []
     assert conv.tool_names == {}
     validate_request(format, conv.body)
@@ -275,13 +291,21 @@ _json = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
         ["", "x", "text", "user", "assistant", "tool", "system", "function", "auto", "image",
          "tool_use", "tool_result", "input_text", "message", "function_call", "json_schema",
-         "enabled", "base64", "url", "data:image/png;base64,AA", "reasoning"]),
+         "enabled", "base64", "url", "data:image/png;base64,AA", "reasoning", "model",
+         "OBJECT", "STRING", "ANY", "AUTO", "HIGH", "image/png", "application/json",
+         "https://x.test/a.png", "skip_thought_signature_validator"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
         ["type", "role", "content", "text", "name", "id", "input", "source", "tool_calls",
          "function", "arguments", "tool_call_id", "call_id", "output", "image_url", "url",
          "tool_use_id", "is_error", "cache_control", "format", "schema", "budget_tokens",
          "effort", "json_schema", "parameters", "input_schema", "file", "file_data",
-         "filters", "user_location", "approximate", "summary"]), inner, max_size=4),
+         "filters", "user_location", "approximate", "summary", "parts", "functionCall",
+         "functionResponse", "args", "response", "inlineData", "fileData", "mimeType", "data",
+         "fileUri", "thought", "thoughtSignature", "thought_signature", "functionDeclarations",
+         "functionCallingConfig", "mode", "allowedFunctionNames", "thinkingConfig",
+         "thinkingBudget", "thinkingLevel", "responseSchema", "responseMimeType",
+         "parametersJsonSchema", "googleSearch", "excludeDomains", "properties",
+         "nullable", "items", "anyOf"]), inner, max_size=4),
     max_leaves=12)
 _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "stop",
                        "stream_options", "reasoning_effort", "web_search_options",
@@ -289,7 +313,9 @@ _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "s
               "responses": ["input", "tools", "tool_choice", "text", "reasoning", "include",
                             "instructions", "metadata"],
               "messages": ["messages", "tools", "tool_choice", "system", "thinking",
-                           "output_config", "metadata", "stop_sequences", "max_tokens"]}
+                           "output_config", "metadata", "stop_sequences", "max_tokens"],
+              "gemini": ["contents", "tools", "toolConfig", "generationConfig",
+                         "systemInstruction", "safetySettings", "system_instruction"]}
 
 
 @pytest.mark.parametrize("source", FORMATS)
@@ -305,7 +331,7 @@ def test_a_malformed_body_raises_only_request_error(source: str) -> None:
             for lenient in (False, True):
                 try:
                     conv = convert_request(body, source=source, target=target,
-                                           lenient=lenient)
+                                           lenient=lenient, **url(source))
                 except RequestError:
                     continue
                 json.dumps(conv.body)  # plain JSON out

@@ -13,7 +13,6 @@ Anthropic model can verify their signatures, so they go back only to a messages 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +41,7 @@ from ...request import (
     WebSearch,
     budget_for,
     extra_keys,
+    finite_json,
     read_texts,
 )
 
@@ -171,21 +171,8 @@ def _tool_use(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
         ctx.invalid(path, "a tool_use block with a string id and name", block)
     if not isinstance(args, dict):
         ctx.invalid(f"{path}.input", "an object", args)
-    return ToolCall(id=call_id, name=name, arguments=_arguments_json(args, ctx, path),
+    return ToolCall(id=call_id, name=name, arguments=finite_json(args, ctx, f"{path}.input"),
                     cache=_cache(block), extra=extra_keys(block, _TOOL_USE_KEYS))
-
-
-def _arguments_json(args: dict[str, Any], ctx: RequestContext, path: str) -> str:
-    """A tool_use input as the JSON text of OpenAI's `arguments`. NaN and Infinity (which a
-    Python caller can put in a dict) are no JSON: refused, never written as bare tokens."""
-    out = to_json(args)
-    if b"NaN" not in out and b"Infinity" not in out:  # the usual case: one C search each
-        return out.decode()
-    try:  # the exact check (the words may just be inside a string), ~10x slower than to_json
-        json.dumps(args, allow_nan=False)
-    except ValueError:
-        ctx.invalid(f"{path}.input", "an object of finite JSON numbers", args)
-    return out.decode()
 
 
 def _part(block: Any, ctx: RequestContext, path: str) -> Part:
@@ -243,10 +230,10 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                out = to_json(args)  # _arguments_json inlined: its exact check is rarely needed
+                out = to_json(args)  # finite_json inlined: its exact check is rarely needed
                 if b"NaN" in out or b"Infinity" in out:
-                    parts.append(ToolCall(call_id, name, _arguments_json(args, ctx,
-                                                                         f"messages[{i}]")))
+                    parts.append(ToolCall(call_id, name, finite_json(
+                        args, ctx, f"messages[{i}].input")))
                 else:
                     parts.append(ToolCall(call_id, name, out.decode()))
         elif kind == "tool_result" and len(block) == 3 \
