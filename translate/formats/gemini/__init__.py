@@ -1,11 +1,13 @@
-"""Google Gemini `streamGenerateContent` (`?alt=sse`, or the JSON-array body): the decoder.
+"""Google Gemini `streamGenerateContent` (`?alt=sse`, or the JSON-array body): decoder and encoder.
 
-`decode.py` turns a Gemini stream into IR events and `wire.py` holds the mapping tables
-(finish reasons, error statuses, usage arithmetic, synthesised call ids).
+`decode.py` turns a Gemini stream into IR events, `encode.py` writes IR events as an `alt=sse`
+stream, and `wire.py` holds the mapping tables they share (finish reasons, error statuses,
+usage arithmetic, synthesised call ids).
 """
 
 from __future__ import annotations
 
 from .decode import GeminiDecoder
+from .encode import GeminiEncoder
 
-__all__ = ["GeminiDecoder"]
+__all__ = ["GeminiDecoder", "GeminiEncoder"]

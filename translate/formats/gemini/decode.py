@@ -385,8 +385,8 @@ class GeminiDecoder(Decoder):
             if streamed is not None:  # a new call while one streams: the old one is complete
                 self._end_call(out)
             if name is None:
-                if call.get("partialArgs") or more:
-                    self._fail("functionCall arguments without a call to stream into")
+                if call.get("partialArgs") or more or call.get("args") is not None:
+                    self._fail("functionCall without a name")
                 return  # `functionCall {}` with nothing open: nothing to close
             self._close_all(out)
             ir = self._new_block()
