@@ -54,6 +54,15 @@ def typed(obj: dict[str, Any]) -> bytes:
     return ev(obj, obj["type"])
 
 
+def gemini(part: dict[str, Any], finish: str | None = None,
+           usage: dict[str, Any] | None = None) -> bytes:
+    candidate: dict[str, Any] = {"content": {"parts": [part], "role": "model"}, "index": 0}
+    if finish is not None:
+        candidate["finishReason"] = finish
+    return ev({"candidates": [candidate], **({"usageMetadata": usage} if usage else {}),
+               "modelVersion": "m", "responseId": "r1"})
+
+
 def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
     return ev({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
@@ -87,6 +96,7 @@ PREFIX = {
              "output_index": 0, "content_index": 0, "delta": "Hi"}),
     "images": typed({"type": "image_generation.partial_image", "b64_json": "AAAA",
                      "partial_image_index": 0, **IMAGE}),
+    "gemini": gemini({"text": "Hi"}),
 }
 """A valid start with some content ("Hi" for the text formats) and the answer still open."""
 
@@ -109,6 +119,8 @@ TERMINAL = {
                      "usage": {"input_tokens": 5, "output_tokens": 6, "total_tokens": 11,
                                "input_tokens_details": {"image_tokens": 0, "text_tokens": 5}}})
     + b"data: [DONE]\n\n",
+    "gemini": gemini({"text": ""}, finish="STOP",
+                     usage={"promptTokenCount": 3, "candidatesTokenCount": 1}),
 }
 """What completes PREFIX."""
 
@@ -119,6 +131,7 @@ NEXT = {
     "responses": typed({"type": "response.output_item.added", "sequence_number": 9,
                         "output_index": 1, "item": {**MESSAGE_ITEM, "id": "msg_2"}}),
     "images": PREFIX["images"],
+    "gemini": gemini({"text": "more"}),
 }
 """A well-formed content event, out of place after the terminal event."""
 
@@ -129,6 +142,7 @@ MISSING_FIELD = {
     "responses": typed({"type": "response.output_text.delta", "sequence_number": 4,
                         "item_id": "msg_1", "output_index": 0, "content_index": 0}),  # no delta
     "images": ev({"type": "image_generation.partial_image", "partial_image_index": 1}),
+    "gemini": gemini({"functionCall": {"args": {"a": 1}}}),  # no name
 }
 
 DELTA_BEFORE_START = {  # chat and images have no block starts on the wire

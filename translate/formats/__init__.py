@@ -1,8 +1,9 @@
 """The format registry: decoders and encoders by format name.
 
-Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`) with the
-same four files: `__init__.py` (its decoder and encoder classes), `wire.py` (mapping tables),
-`decode.py` and `encode.py`. A format is imported the first time it is asked for.
+Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
+`gemini/`) with the same four files: `__init__.py` (its decoder and encoder classes), `wire.py`
+(mapping tables), `decode.py` and `encode.py`. A format is imported the first time it is asked
+for.
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from ._base import Decoder, Encoder
 __all__ = ["FORMATS", "Decoder", "Encoder", "Format", "decoder_class", "encoder_class",
            "get_decoder", "get_encoder", "unknown_format"]
 
-Format = Literal["chat", "responses", "messages", "images"]
-"""The four wire formats."""
+Format = Literal["chat", "responses", "messages", "images", "gemini"]
+"""The five wire formats."""
 
 FORMATS: tuple[Format, ...] = get_args(Format)
 """Every format name, in a stable order."""
 
 _CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages",
-                 "images": "Images"}
+                 "images": "Images", "gemini": "Gemini"}
 
 
 def unknown_format(format: object, known: Iterable[str] = FORMATS,

@@ -171,8 +171,8 @@ def opt_list(obj: dict[str, Any], key: str, where: str) -> list[Any] | None:
 
 
 def looks_like(data: str) -> str | None:
-    """The format a payload looks like ("chat", "responses", "messages", "images"), or None:
-    for the error that names a wrongly declared source format (cold path only)."""
+    """The format a payload looks like ("chat", "responses", "messages", "images", "gemini"),
+    or None: for the error that names a wrongly declared source format (cold path only)."""
     try:
         obj = from_json(data)
     except ValueError:
@@ -189,6 +189,8 @@ def looks_like(data: str) -> str | None:
             return "images"
     if "choices" in obj or obj.get("object") == "chat.completion.chunk":
         return "chat"
+    if "candidates" in obj or "usageMetadata" in obj or "promptFeedback" in obj:
+        return "gemini"
     return None
 
 

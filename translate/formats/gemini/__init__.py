@@ -1,2 +1,14 @@
-"""Google Gemini (`gemini`): the request side (`request.py`); the stream decoder and encoder
-are being written on their own branch."""
+"""Google Gemini `streamGenerateContent` (`?alt=sse`, or the JSON-array body): decoder and encoder.
+
+`decode.py` turns a Gemini stream into IR events, `encode.py` writes IR events as an `alt=sse`
+stream, and `wire.py` holds the mapping tables they share (finish reasons, error statuses,
+usage arithmetic, synthesised call ids). `request.py` reads and writes `generateContent`
+request bodies (`translate.convert_request`).
+"""
+
+from __future__ import annotations
+
+from .decode import GeminiDecoder
+from .encode import GeminiEncoder
+
+__all__ = ["GeminiDecoder", "GeminiEncoder"]

@@ -1,0 +1,616 @@
+"""The Gemini decoder: `streamGenerateContent` chunks in, IR events out.
+
+Theory of operation
+-------------------
+Every chunk is a whole `GenerateContentResponse`: with `?alt=sse` each SSE `data:` holds one (no
+event names, no `[DONE]`: the stream ends when the connection does); without it the body is one
+JSON array of them, which `feed` reads element by element as the bytes arrive (the first
+non-blank byte `[` tells the form).
+
+- The first chunk gives `MessageStart(origin="gemini", id=responseId, model=modelVersion)`.
+- Parts carry no block boundaries, so the decoder makes them up, as the chat decoder does: one
+  content block (text, or thinking for `thought: true` parts) is open at a time, consecutive
+  parts of its kind extend it, a part of another kind closes it.
+- `functionCall {name, args, id?}` arrives whole: `BlockStart(tool_call)`, one `ToolArgsDelta`
+  with the arguments as compact JSON and `BlockEnd`, at once. Gemini before 3 gives no id: the
+  decoder makes a deterministic one (`wire.call_id`: the response id and the call's number).
+  Vertex's streamed arguments (`streamFunctionCallArguments`: `functionCall {name,
+  willContinue}`, then `partialArgs` by JSON path, then a chunk without `willContinue`) are
+  assembled into one object and emitted the same way when the call ends.
+- `thoughtSignature` (or `thought_signature`) proves the model's hidden thinking and must go
+  back on the part it came with. On a `thought` part it is a `SignatureDelta` of that thinking
+  block; on any other part (text, a function call, a part with nothing else) it becomes a
+  `redacted_thinking` block (`data` = the signature, `provider="google-gemini-v1"`) emitted
+  just before what the part carries, so the gemini encoder can put it back on the same part
+  and other targets report it as a proof of another family.
+- Server-side parts (`executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse`,
+  `fileData`, ...) are `opaque` blocks with the part as `raw`; an `inlineData` image is an
+  `image` block with its base64 data in `ImageDone`.
+- `usageMetadata` is a full snapshot; each chunk whose snapshot differs from the last gives a
+  `Usage` (`wire.usage_to_ir`).
+- `finishReason` on the selected candidate closes its blocks and gives `Stop` after the chunk's
+  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`). A
+  blocked prompt (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)`.
+  Usage after the finish is still emitted; content for the candidate is bad input.
+- `{"error": {code, message, status}}` in the stream (after HTTP 200) is an `Error`.
+- `candidateCount > 1`: only the candidate chosen by the `candidate` option is decoded; every
+  other index is reported once (`candidate`), as chat's `choice`.
+- `end()` before a finish reason or an error -> `Error(kind="truncated")`; a streamed call cut
+  off there is not emitted (its arguments are incomplete).
+
+What the IR cannot hold goes to the loss report: safety ratings, citation and grounding
+metadata, logprobs, finish messages, a block reason's message, other candidates.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import re
+from typing import Any, NoReturn
+
+from pydantic_core import from_json, to_json
+
+from ...errors import DecodeError
+from ...events import (
+    BlockEnd,
+    BlockKind,
+    BlockStart,
+    Error,
+    Event,
+    ImageDone,
+    MessageStart,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+)
+from ...report import LossReport
+from ...sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage
+from .._base import Decoder, need_int, need_str, opt_dict, opt_list, opt_str, wrong_type
+from .wire import (
+    ERROR_TO_IR,
+    FINISH_TO_STOP,
+    LOSSY_FINISH,
+    SIGNATURE_FORMAT,
+    STATUS_CODE_TO_IR,
+    call_id,
+    usage_to_ir,
+)
+
+__all__ = ["GeminiDecoder"]
+
+
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: nothing decoded yet
+    OPEN = enum.auto()  #: MessageStart emitted
+    DONE = enum.auto()  #: Stop or Error emitted; only usage may follow
+
+
+# Candidate fields the decoder reads; any other one with a value is named in the loss report.
+_CANDIDATE_FIELDS = frozenset({"content", "finishReason", "index"})
+# Fields of a text part the decoder reads.
+_TEXT_FIELDS = frozenset({"text", "thought", "thoughtSignature", "thought_signature"})
+# A functionCall's own fields.
+_CALL_FIELDS = frozenset({"name", "args", "id", "partialArgs", "willContinue"})
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+_PATH_STEP = re.compile(r"\.([A-Za-z_$][\w$-]*)|\[(\d+)\]|\['([^']*)'\]|\[\"([^\"]*)\"\]")
+
+
+class _Call:
+    """A function call whose arguments stream by JSON path (Vertex `partialArgs`)."""
+
+    __slots__ = ("args", "ir", "open_strings")
+
+    def __init__(self, ir: int) -> None:
+        self.ir = ir
+        self.args: dict[str, Any] = {}
+        self.open_strings: set[str] = set()  # paths whose string continues in the next chunk
+
+
+class GeminiDecoder(Decoder):
+    """Decodes a Gemini `streamGenerateContent` stream (SSE or JSON array) into IR events.
+
+    Option `candidate` selects which candidate of a `candidateCount > 1` stream is decoded
+    (default 0).
+    """
+
+    format = "gemini"
+    options = Decoder.options | {"candidate"}
+
+    def __init__(
+        self,
+        *,
+        candidate: int = 0,
+        strict: bool = False,
+        max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
+        report: LossReport | None = None,
+    ) -> None:
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        self.candidate = candidate
+        self._state = _State.IDLE
+        self._array: _ArrayReader | None = None  # the JSON-array body form, once detected
+        self._sniffed = False  # the body form is known
+        self._head = b""  # blank bytes read before the form is known
+        self._number = 0  # array form: elements read so far
+        self._next = 0  # the next IR block index
+        self._open: tuple[str, int] | None = None  # the open content block: (kind, IR index)
+        self._call: _Call | None = None  # a function call whose arguments are streaming
+        self._calls = 0  # function calls so far (for synthesised ids)
+        self._response_id: str | None = None
+        self._usage: dict[str, Any] | None = None  # the last usage snapshot emitted
+        self._others: set[int] = set()  # candidate indexes reported as dropped
+
+    # -- bytes in: SSE or a JSON array ----------------------------------------------------------
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        if not self._sniffed:  # the first non-blank byte tells SSE from the JSON-array form
+            self._check_open()
+            self._head += chunk
+            head = self._head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+            if not head:
+                return []
+            self._sniffed = True
+            chunk, self._head = self._head, b""
+            if head[:1] == b"[":
+                self._array = _ArrayReader(self.format)
+                chunk = head
+        if self._array is None:
+            return super().feed(chunk)
+        self._check_open()
+        out: list[Event] = []
+        try:
+            for offset, data in self._array.feed(chunk):
+                message = SSEMessage(data, "message", "", None, offset, self._number)
+                self._number += 1
+                out += self._handle(message)
+        except DecodeError as exc:
+            self._closed = True
+            exc.events = out
+            raise
+        return out
+
+    # -- Decoder hooks --------------------------------------------------------------------------
+
+    def _on_message(self, message: SSEMessage) -> list[Event]:
+        data = message.data
+        if not data:
+            return []
+        try:
+            payload = from_json(data, allow_inf_nan=False)
+        except ValueError as exc:
+            self._fail(f"invalid JSON ({exc})")
+        if type(payload) is not dict:
+            self._fail(f"expected a JSON object, got {type(payload).__name__}")
+        if "error" in payload and payload["error"] is not None:
+            return self._on_error(payload)
+        out: list[Event] = []
+        if self._state is _State.IDLE:
+            if not ("candidates" in payload or "usageMetadata" in payload
+                    or "promptFeedback" in payload):
+                return self._unknown("chunk without candidates, usageMetadata or promptFeedback")
+            self._state = _State.OPEN
+            self._response_id = opt_str(payload, "responseId", "chunk")
+            out.append(MessageStart(origin=self.format, id=self._response_id,
+                                    model=opt_str(payload, "modelVersion", "chunk")))
+        stop: Stop | None = None
+        candidates = payload.get("candidates")
+        if candidates is not None:
+            if type(candidates) is not list:
+                opt_list(payload, "candidates", "chunk")  # raises
+            for candidate in candidates:
+                if type(candidate) is not dict:
+                    wrong_type("chunk.candidates[]", "an object", candidate)
+                index = candidate.get("index", 0)
+                if type(index) is not int or index < 0:
+                    index = need_int(candidate, "index", "candidate")
+                if index != self.candidate:
+                    if index not in self._others:
+                        self._others.add(index)
+                        self.report.add("decode", self.format, "candidate",
+                                        f"candidate {index} dropped (only candidate "
+                                        f"{self.candidate} is kept)")
+                    continue
+                stop = self._on_candidate(candidate, out)
+        feedback = payload.get("promptFeedback")
+        if feedback is not None:
+            stop = self._on_prompt_feedback(payload, out) or stop
+        usage = payload.get("usageMetadata")
+        if usage is not None:
+            if type(usage) is not dict:
+                opt_dict(payload, "usageMetadata", "chunk")  # raises
+            if usage != self._usage and _has_counts(usage):
+                self._usage = usage
+                out.append(usage_to_ir(usage))
+        if stop is not None:
+            out.append(stop)
+        return out
+
+    def _on_end(self) -> list[Event]:
+        if self._state is _State.DONE:
+            return []
+        out: list[Event] = []
+        if self._state is _State.IDLE:
+            out.append(MessageStart(origin=self.format))
+            return [*out, self._truncated("before its first chunk")]
+        if self._call is not None:
+            self.report.add("decode", self.format, "tool_call",
+                            "a function call whose arguments were still streaming was cut off")
+        return [self._truncated("before a finishReason")]
+
+    # -- chunks ---------------------------------------------------------------------------------
+
+    def _on_candidate(self, candidate: dict[str, Any], out: list[Event]) -> Stop | None:
+        if len(candidate) > 2:
+            for key, value in candidate.items():
+                if key not in _CANDIDATE_FIELDS and value:
+                    self.report.add("decode", self.format, key,
+                                    f"candidate.{key} has no place in the IR")
+        content = candidate.get("content")
+        if content is not None:
+            if type(content) is not dict:
+                opt_dict(candidate, "content", "candidate")  # raises
+            parts = content.get("parts")
+            if parts:
+                if type(parts) is not list:
+                    opt_list(content, "parts", "candidate.content")  # raises
+                if self._state is _State.DONE:
+                    self._fail(f"content for candidate {self.candidate} after its finishReason")
+                for part in parts:
+                    if type(part) is not dict:
+                        wrong_type("candidate.content.parts[]", "an object", part)
+                    self._on_part(part, out)
+        raw_reason = candidate.get("finishReason")
+        if raw_reason is None:
+            return None
+        if type(raw_reason) is not str:
+            wrong_type("candidate.finishReason", "a string", raw_reason)
+        if self._state is _State.DONE:
+            return None  # repeated on a usage-only chunk
+        return self._finish(raw_reason, out)
+
+    def _on_prompt_feedback(self, payload: dict[str, Any], out: list[Event]) -> Stop | None:
+        feedback = opt_dict(payload, "promptFeedback", "chunk")
+        if not feedback:
+            return None
+        reason = opt_str(feedback, "blockReason", "promptFeedback")
+        for key in ("blockReasonMessage", "safetyRatings"):
+            if feedback.get(key):
+                self.report.add("decode", self.format, key,
+                                f"promptFeedback.{key} has no place in the IR")
+        if reason is None or self._state is _State.DONE:
+            return None
+        self._close_all(out)
+        self._state = _State.DONE
+        return Stop(reason="content_filter", raw_reason=reason)
+
+    def _finish(self, raw_reason: str, out: list[Event]) -> Stop:
+        reason = FINISH_TO_STOP.get(raw_reason)
+        if reason is None:  # a value newer than the table: the chunk itself was understood
+            if self.strict:
+                self._fail(f"unknown finishReason {raw_reason!r}")
+            self.report.add("decode", self.format, "unknown",
+                            f"unknown finishReason {raw_reason!r} read as end_turn")
+            reason = "end_turn"
+        elif raw_reason in LOSSY_FINISH:
+            self.report.add("decode", self.format, "stop_reason",
+                            f"finishReason {raw_reason} has no IR equivalent: end_turn")
+        self._close_all(out)
+        self._state = _State.DONE
+        return Stop(reason=reason, raw_reason=raw_reason)
+
+    def _on_error(self, payload: dict[str, Any]) -> list[Event]:
+        if self._state is _State.DONE:
+            self._fail("error after the finishReason")
+        out: list[Event] = []
+        if self._state is _State.IDLE:
+            out.append(MessageStart(origin=self.format))
+        self._state = _State.DONE
+        error = payload.get("error")
+        if type(error) is not dict:
+            error = {"message": error} if type(error) is str else {}
+        status = error.get("status")
+        code = error.get("code")
+        kind = ERROR_TO_IR.get(status) if type(status) is str else None
+        if kind is None:
+            kind = STATUS_CODE_TO_IR.get(code, "api_error") if type(code) is int else "api_error"
+        message = error.get("message")
+        out.append(Error(
+            kind=kind,
+            message=message if type(message) is str else f"{self.format}: error in the stream",
+            code=status if type(status) is str else code if type(code) is int else None,
+            raw=payload,
+        ))
+        return out
+
+    # -- parts ----------------------------------------------------------------------------------
+
+    def _on_part(self, part: dict[str, Any], out: list[Event]) -> None:
+        signature = part.get("thoughtSignature")
+        if signature is None:
+            signature = part.get("thought_signature")
+        if signature is not None and type(signature) is not str:
+            wrong_type("part.thoughtSignature", "a string", signature)
+        text = part.get("text")
+        if text is not None:
+            if type(text) is not str:
+                wrong_type("part.text", "a string", text)
+            if len(part) > 1 + (signature is not None) + ("thought" in part):
+                self._extra_fields(part, _TEXT_FIELDS, "part")
+            if part.get("thought") is True:
+                ir = self._content("thinking", out)
+                if text:
+                    out.append(ThinkingDelta(index=ir, text=text))
+                if signature:
+                    out.append(SignatureDelta(index=ir, signature=signature,
+                                              provider=SIGNATURE_FORMAT))
+                return
+            if signature:
+                self._signature(signature, out)
+            if text:
+                out.append(TextDelta(index=self._content("text", out), text=text))
+            return
+        call = part.get("functionCall")
+        if call is not None:
+            if type(call) is not dict:
+                wrong_type("part.functionCall", "an object", call)
+            if signature:
+                self._signature(signature, out)
+            self._on_function_call(call, out)
+            return
+        if signature and len(part) == 1:  # a part that carries only a signature
+            self._signature(signature, out)
+            return
+        self._close_all(out)
+        inline = part.get("inlineData")
+        if type(inline) is dict and str(inline.get("mimeType", "")).startswith("image/"):
+            data = need_str(inline, "data", "part.inlineData")
+            ir = self._new_block()
+            mime = str(inline["mimeType"])
+            out += [BlockStart(index=ir, kind="image"),
+                    ImageDone(index=ir, b64=data, output_format=mime.partition("/")[2] or None),
+                    BlockEnd(index=ir)]
+            return
+        ir = self._new_block()  # a server-side part: carried whole, for a gemini target
+        out += [BlockStart(index=ir, kind="opaque", raw=part), BlockEnd(index=ir)]
+
+    def _on_function_call(self, call: dict[str, Any], out: list[Event]) -> None:
+        if len(call) > 2:
+            self._extra_fields(call, _CALL_FIELDS, "functionCall")
+        streamed = self._call
+        name = opt_str(call, "name", "functionCall")
+        more = call.get("willContinue") is True
+        if streamed is None or name is not None:
+            if streamed is not None:  # a new call while one streams: the old one is complete
+                self._end_call(out)
+            if name is None:
+                if call.get("partialArgs") or more or call.get("args") is not None:
+                    self._fail("functionCall without a name")
+                return  # `functionCall {}` with nothing open: nothing to close
+            self._close_all(out)
+            ir = self._new_block()
+            self._calls += 1
+            tool_id = opt_str(call, "id", "functionCall") or call_id(self._response_id,
+                                                                    self._calls - 1)
+            out.append(BlockStart(index=ir, kind="tool_call", id=tool_id, name=name))
+            if not more and not call.get("partialArgs"):
+                args = opt_dict(call, "args", "functionCall")
+                out += [ToolArgsDelta(index=ir, json=to_json(args).decode() if args else "{}"),
+                        BlockEnd(index=ir)]
+                return
+            self._call = streamed = _Call(ir)
+            args = opt_dict(call, "args", "functionCall")
+            if args:
+                streamed.args.update(args)
+        for partial in opt_list(call, "partialArgs", "functionCall") or ():
+            self._apply(streamed, partial)
+        if not more:
+            self._end_call(out)
+
+    def _apply(self, call: _Call, partial: Any) -> None:
+        """One `partialArgs` entry: a value at a JSON path; strings may come in pieces."""
+        if type(partial) is not dict:
+            wrong_type("functionCall.partialArgs[]", "an object", partial)
+        path = partial.get("jsonPath")
+        if type(path) is not str or not path.startswith("$"):
+            wrong_type("functionCall.partialArgs[].jsonPath", "a JSON path ($...)", path)
+        steps: list[str | int] = []
+        pos = 1
+        while pos < len(path):
+            match = _PATH_STEP.match(path, pos)
+            if match is None:
+                self._fail(f"functionCall.partialArgs[].jsonPath {path!r} is not a path we read")
+            name, number, quoted, dquoted = match.groups()
+            steps.append(int(number) if number is not None
+                         else name if name is not None else quoted if quoted is not None
+                         else dquoted)
+            pos = match.end()
+        if not steps:
+            self._fail("functionCall.partialArgs[].jsonPath must name a field")
+        key = next((k for k in _VALUE_KEYS if k in partial), None)
+        if key is None:
+            self._fail(f"functionCall.partialArgs[] for {path} without a value")
+        value = None if key == "nullValue" else partial[key]
+        container: Any = call.args
+        for step, after in itertools.pairwise(steps):
+            container = _child(container, step, {} if isinstance(after, str) else [], self)
+        last = steps[-1]
+        if key == "stringValue":
+            if type(value) is not str:
+                wrong_type(f"partialArgs {path}.stringValue", "a string", value)
+            if path in call.open_strings:
+                value = _get(container, last) + value
+            if partial.get("willContinue") is True:
+                call.open_strings.add(path)
+            else:
+                call.open_strings.discard(path)
+        _set(container, last, value, self)
+
+    def _end_call(self, out: list[Event]) -> None:
+        call = self._call
+        assert call is not None
+        self._call = None
+        out += [ToolArgsDelta(index=call.ir, json=to_json(call.args).decode()),
+                BlockEnd(index=call.ir)]
+
+    # -- blocks ---------------------------------------------------------------------------------
+
+    def _new_block(self) -> int:
+        ir = self._next
+        self._next += 1
+        return ir
+
+    def _content(self, kind: BlockKind, out: list[Event]) -> int:
+        """The IR index of the open content block of `kind`, opened (closing another) if need be."""
+        current = self._open
+        if current is not None and current[0] == kind:
+            return current[1]
+        self._close_all(out)
+        ir = self._new_block()
+        self._open = (kind, ir)
+        out.append(BlockStart(index=ir, kind=kind))
+        return ir
+
+    def _signature(self, signature: str, out: list[Event]) -> None:
+        """A thought signature on a non-thought part: a redacted_thinking block before it."""
+        self._close_all(out)
+        ir = self._new_block()
+        out += [BlockStart(index=ir, kind="redacted_thinking", data=signature,
+                           provider=SIGNATURE_FORMAT), BlockEnd(index=ir)]
+
+    def _close_all(self, out: list[Event]) -> None:
+        if self._open is not None:
+            out.append(BlockEnd(index=self._open[1]))
+            self._open = None
+        if self._call is not None:
+            self._end_call(out)
+
+    def _extra_fields(self, obj: dict[str, Any], known: frozenset[str], where: str) -> None:
+        for key, value in obj.items():
+            if key not in known and value is not None:
+                self.report.add("decode", self.format, "part_field",
+                                f"{where}.{key} has no place in the IR")
+
+
+def _has_counts(usage: dict[str, Any]) -> bool:
+    return any(key.endswith("Count") for key in usage)
+
+
+def _child(container: Any, step: str | int, empty: Any, decoder: Decoder) -> Any:
+    value = _get(container, step, None)
+    if value is None:
+        value = empty
+        _set(container, step, value, decoder)
+    return value
+
+
+def _get(container: Any, step: str | int, default: Any = "") -> Any:
+    if isinstance(step, int):
+        return container[step] if type(container) is list and step < len(container) else default
+    return container.get(step, default) if type(container) is dict else default
+
+
+def _set(container: Any, step: str | int, value: Any, decoder: Decoder) -> None:
+    if isinstance(step, int):
+        if type(container) is not list:
+            raise DecodeError(f"functionCall.partialArgs: index [{step}] into a non-array")
+        if step > len(container) + 1024:
+            raise DecodeError(f"functionCall.partialArgs: index [{step}] is out of reach")
+        container.extend([None] * (step + 1 - len(container)))
+        container[step] = value
+        return
+    if type(container) is not dict:
+        raise DecodeError(f"functionCall.partialArgs: field {step!r} of a non-object")
+    container[step] = value
+
+
+class _ArrayReader:
+    """Splits the JSON-array body (`[{...},\\r\\n{...}]`) into its elements as bytes arrive,
+    in linear time: a regex scan for the structural bytes keeps the depth and whether it is
+    inside a string; an element is complete when its object closes at depth 1."""
+
+    __slots__ = ("depth", "escape", "finished", "format", "in_string", "offset", "parts",
+                 "start")
+
+    _SCAN = re.compile(rb'["\\{}\[\]]')
+
+    def __init__(self, format: str) -> None:
+        self.format = format
+        self.depth = 0
+        self.in_string = False
+        self.escape = False  # the previous chunk ended inside a string on a backslash
+        self.finished = False  # the closing `]` was read
+        self.offset = 0  # bytes consumed before the current chunk
+        self.parts: list[bytes] = []  # the current element's bytes from earlier chunks
+        self.start = -1  # stream offset of the current element; -1 outside elements
+
+    def feed(self, chunk: bytes) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        begin = 0  # where the current element starts in this chunk
+        last = 0  # where the bytes outside elements not yet checked start
+        skip = 0 if self.escape else -1  # the position of an escaped byte
+        self.escape = False
+        for match in self._SCAN.finditer(chunk):
+            pos = match.start()
+            if pos == skip:
+                continue
+            byte = chunk[pos]
+            if self.in_string:
+                if byte == 0x5C:  # a backslash escapes the next byte
+                    skip = pos + 1
+                    if skip == len(chunk):
+                        self.escape = True
+                elif byte == 0x22:
+                    self.in_string = False
+                continue
+            if self.start < 0:  # between elements
+                self._gap(chunk[last:pos])
+                if self.finished:
+                    self._fail("data after the end of the JSON array")
+                if self.depth == 0 and byte == 0x5B:  # [
+                    self.depth = 1
+                elif self.depth == 1 and byte == 0x7B:  # {
+                    self.depth = 2
+                    self.start = self.offset + pos
+                    begin = pos
+                elif self.depth == 1 and byte == 0x5D:  # ]
+                    self.depth = 0
+                    self.finished = True
+                else:
+                    self._fail("expected a JSON array of objects")
+                last = pos + 1
+            elif byte == 0x22:
+                self.in_string = True
+            elif byte == 0x7B or byte == 0x5B:
+                self.depth += 1
+            else:
+                self.depth -= 1
+                if self.depth == 1:  # the element's object closed
+                    data = b"".join([*self.parts, chunk[begin:pos + 1]])
+                    self.parts = []
+                    out.append((self.start, _text(data, self.format)))
+                    self.start = -1
+                    last = pos + 1
+        if self.start >= 0:
+            self.parts.append(chunk[begin:])
+        else:
+            self._gap(chunk[last:])
+        self.offset += len(chunk)
+        return out
+
+    def _gap(self, gap: bytes) -> None:
+        """Between elements there are only commas and blanks."""
+        if gap and gap.strip(b" \t\r\n,"):
+            self._fail(f"expected a JSON array of objects, got {gap.strip()[:24]!r}")
+
+    def _fail(self, what: str) -> NoReturn:
+        raise DecodeError(f"{self.format}: {what}", format=self.format, offset=self.offset)
+
+
+def _text(data: bytes, format: str) -> str:
+    try:
+        return data.decode()
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"{format}: invalid UTF-8 in the JSON array ({exc.reason})",
+                          format=format) from None

@@ -1,0 +1,375 @@
+"""The Gemini encoder: IR events in, a `streamGenerateContent?alt=sse` stream out.
+
+Theory of operation
+-------------------
+Every output event is one whole `GenerateContentResponse` as `data:` (no event names, no
+trailer), with one candidate (`index: 0`), `modelVersion` and `responseId` (the source's for a
+gemini source, else `id_factory("")`).
+
+- Text and thinking go out as they arrive, one part per delta: `{"text": ...}` and
+  `{"text": ..., "thought": true}`. Block boundaries have no wire form.
+- A tool call's argument fragments are held until its `BlockEnd`, then parsed and written as
+  one `functionCall {name, args, id}` part (Gemini arguments are an object, never text).
+  Arguments cut off by an output limit are parsed as far as they go and reported
+  (`tool_args`); arguments that are not a JSON object raise `EncodeError`. A call still open at
+  an `Error` is not written (no `}` is made up).
+- Thought signatures go back where the decoder found them: a `redacted_thinking` block of the
+  Gemini family puts its data as `thoughtSignature` on the first part written after it (text,
+  function call), or on an empty text part in the final chunk when nothing follows; a Gemini
+  `SignatureDelta` of a thinking block is an empty thought part carrying it. Proofs of other
+  families cannot be verified by Gemini: reported (`redacted_thinking`, `signature`).
+- `Usage` is held and written as `usageMetadata` on the next chunk (`wire.usage_from_ir`; the
+  raw object for a gemini source); usage after the finish goes out in a chunk of its own.
+- `Stop` -> the final chunk with `finishReason` (`wire.STOP_TO_FINISH`, the source's own value
+  for a gemini source) and the last usage. `Error` -> `{"error": {code, message, status}}`,
+  which google-genai raises as `APIError`; `end()` without either writes one for the
+  truncation.
+- An image block's `ImageDone` is an `inlineData` part; partial images are dropped (reported).
+  Opaque blocks are re-emitted as their part for a gemini source, else reported; refusals are
+  written as text (`refusal_channel`); citations have no streamed form (`citation`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import enum
+from collections.abc import Callable
+from typing import Any
+
+from pydantic_core import from_json, to_json
+
+from ...errors import EncodeError
+from ...events import (
+    BlockEnd,
+    BlockStart,
+    Citation,
+    Error,
+    Event,
+    ImageDone,
+    ImagePartial,
+    MessageStart,
+    RefusalDelta,
+    SignatureDelta,
+    Stop,
+    TextDelta,
+    ThinkingDelta,
+    ToolArgsDelta,
+    Usage,
+)
+from ...sse import frame
+from .._base import Encoder, json_type
+from .wire import FINISH_TO_STOP, GEMINI_FAMILY, IR_TO_ERROR, STOP_TO_FINISH, usage_from_ir
+
+__all__ = ["GeminiEncoder"]
+
+_LOSSY_STOP = {"stop_sequence": ("stop_sequence", "stop sequence not kept"),
+               "pause_turn": ("stop_reason", "pause_turn has no Gemini finish reason: STOP"),
+               "context_window": ("stop_reason",
+                                  "context_window has no Gemini finish reason: MAX_TOKENS")}
+
+
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: no MessageStart yet
+    OPEN = enum.auto()  #: MessageStart seen
+    DONE = enum.auto()  #: the final chunk or an error written; only Usage may follow
+
+
+class _Block:
+    """An open IR block."""
+
+    __slots__ = ("args", "start")
+
+    def __init__(self, start: BlockStart) -> None:
+        self.start = start
+        self.args: list[str] = []  # tool_call: argument fragments, joined at the end
+
+
+class GeminiEncoder(Encoder):
+    """Encodes IR events as a Gemini `streamGenerateContent?alt=sse` stream."""
+
+    format = "gemini"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._state = _State.IDLE
+        self._same = False  # the source is gemini: raw objects may be re-emitted unchanged
+        self._blocks: dict[int, _Block] = {}
+        self._signature: str | None = None  # a Gemini thought signature for the next part
+        self._usage: Usage | None = None  # the last Usage
+        self._usage_due = False  # the last Usage is not written yet
+        self._ids: dict[str, str] = {}  # modelVersion and responseId of every chunk
+        self._envelope = b""  # `],"role":"model"},"index":0}],"modelVersion":..,"responseId":..}`
+        self._writers: dict[str, Callable[[Any], bytes]] = {
+            "message_start": self._write_message_start,
+            "block_start": self._write_block_start,
+            "block_end": self._write_block_end,
+            "text_delta": self._write_text,
+            "refusal_delta": self._write_text,
+            "thinking_delta": self._write_thinking,
+            "signature_delta": self._write_signature,
+            "tool_args_delta": self._write_args,
+            "citation": self._write_citation,
+            "image_partial": self._write_image_partial,
+            "image_done": self._write_image_done,
+            "usage": self._write_usage,
+            "stop": self._write_stop,
+            "error": self._write_error,
+            "ping": self._write_ping,
+        }
+
+    # -- Encoder hooks --------------------------------------------------------------------------
+
+    def _encode(self, event: Event) -> bytes:
+        return self._writers[event.type](event)
+
+    def _end(self) -> bytes:
+        if self._state is _State.DONE:
+            return b""
+        return self._fail_stream(Error(kind="truncated",
+                                       message="gemini: the stream ended before its finish"))
+
+    # -- writers, one per IR event --------------------------------------------------------------
+
+    def _write_message_start(self, event: MessageStart) -> bytes:
+        if self._state is not _State.IDLE:
+            self._cannot(event, self._state.name)
+        self._state = _State.OPEN
+        self._same = event.origin == self.format
+        self._start(event.id if self._same and event.id else self.id_factory(""),
+                    event.model or "")
+        return b""
+
+    def _write_block_start(self, event: BlockStart) -> bytes:
+        self._check_open(event)
+        if event.index in self._blocks:
+            raise EncodeError(f"gemini: second BlockStart for block {event.index}",
+                              format=self.format)
+        kind = event.kind
+        if kind == "redacted_thinking":
+            if not (event.provider or "").startswith(GEMINI_FAMILY):
+                self.report.add("encode", self.format, "redacted_thinking",
+                                f"encrypted reasoning for {event.provider} is not Gemini's")
+                return b""
+            out = self._flush_signature()  # two signatures in a row: the first stands alone
+            self._signature = event.data or None
+            return out
+        self._blocks[event.index] = _Block(event)
+        if kind == "refusal":
+            self.report.add("encode", self.format, "refusal_channel",
+                            "a refusal is written as ordinary text")
+        elif kind == "opaque":
+            if self._same and event.raw is not None:
+                return self._chunk([event.raw])
+            name = (event.raw or {}).get("type", "?")
+            self.report.add("encode", self.format, "opaque_block",
+                            f"a {name} block from another format has no gemini form")
+        return b""
+
+    def _write_block_end(self, event: BlockEnd) -> bytes:
+        self._check_open(event)
+        block = self._blocks.pop(event.index, None)
+        if block is None:
+            return b""  # a redacted_thinking block (held as a signature) or an unknown one
+        if block.start.kind == "tool_call":
+            return self._chunk([self._call_part(block)])
+        return b""
+
+    def _write_text(self, event: TextDelta | RefusalDelta) -> bytes:
+        if not event.text:
+            self._check_block(event)
+            return b""
+        if self._signature is None and not self._usage_due and event.index in self._blocks:
+            return frame(None, b'{"candidates":[{"content":{"parts":[{"text":'
+                         + to_json(event.text) + b"}" + self._envelope)
+        self._check_block(event)
+        return self._chunk([{"text": event.text}])
+
+    def _write_thinking(self, event: ThinkingDelta) -> bytes:
+        self._check_block(event)
+        if not event.text:
+            return b""
+        if self._signature is None and not self._usage_due:
+            return frame(None, b'{"candidates":[{"content":{"parts":[{"text":'
+                         + to_json(event.text) + b',"thought":true}' + self._envelope)
+        return self._chunk([{"text": event.text, "thought": True}])
+
+    def _write_signature(self, event: SignatureDelta) -> bytes:
+        self._check_block(event)
+        if not event.provider.startswith(GEMINI_FAMILY):
+            self.report.add("encode", self.format, "signature",
+                            f"a {event.provider} signature cannot be verified by Gemini")
+            return b""
+        return self._chunk([{"text": "", "thought": True, "thoughtSignature": event.signature}],
+                           sign=False)
+
+    def _write_args(self, event: ToolArgsDelta) -> bytes:
+        block = self._check_block(event)
+        if block.start.kind != "tool_call":
+            raise EncodeError(f"gemini: ToolArgsDelta in a {block.start.kind} block",
+                              format=self.format)
+        block.args.append(event.json)
+        return b""
+
+    def _write_citation(self, event: Citation) -> bytes:
+        self._check_block(event)
+        self.report.add("encode", self.format, "citation",
+                        "citations have no place in a gemini stream")
+        return b""
+
+    def _write_image_partial(self, event: ImagePartial) -> bytes:
+        self._check_block(event)
+        self.report.add("encode", self.format, "image_partial",
+                        "gemini streams no partial images: only the final one is written")
+        return b""
+
+    def _write_image_done(self, event: ImageDone) -> bytes:
+        self._check_block(event)
+        if event.b64 is None:
+            self.report.add("encode", self.format, "image",
+                            "an image whose data the source did not stream")
+            return b""
+        try:  # google-genai decodes the data: what is not base64 makes its client fail
+            base64.b64decode(event.b64, validate=True)
+        except (binascii.Error, ValueError):
+            self.report.add("encode", self.format, "image",
+                            "image data that is not base64 has no inlineData form")
+            return b""
+        mime = f"image/{event.output_format or 'png'}"
+        return self._chunk([{"inlineData": {"mimeType": mime, "data": event.b64}}])
+
+    def _write_usage(self, event: Usage) -> bytes:
+        if self._state is _State.IDLE:
+            self._cannot(event, self._state.name)
+        self._usage = event
+        self._usage_due = True
+        if self._state is _State.DONE:  # usage after the finish: a chunk of its own
+            self._usage_due = False
+            return frame(None, self._dumps({"usageMetadata": self._usage_json(event),
+                                            **self._ids}))
+        return b""
+
+    def _write_stop(self, event: Stop) -> bytes:
+        self._check_open(event)
+        parts: list[dict[str, Any]] = []
+        for index in sorted(self._blocks):  # calls a source closed by its stop alone
+            block = self._blocks[index]
+            if block.start.kind == "tool_call":
+                parts.append(self._call_part(block))
+        self._blocks.clear()
+        raw = event.raw_reason
+        if self._same and raw is not None and raw in FINISH_TO_STOP:
+            finish = raw
+        else:
+            finish = STOP_TO_FINISH[event.reason]
+            lossy = _LOSSY_STOP.get(event.reason)
+            if lossy is not None:
+                self.report.add("encode", self.format, lossy[0], lossy[1])
+        if not parts:
+            parts.append({"text": ""})  # a pending signature goes on it
+        out = self._chunk(parts, finish=finish, usage=True)
+        self._state = _State.DONE
+        return out
+
+    def _write_error(self, event: Error) -> bytes:
+        if self._state is _State.DONE:
+            self._cannot(event, self._state.name)
+        return self._fail_stream(event)
+
+    def _write_ping(self, event: Event) -> bytes:
+        return b""
+
+    # -- chunks ---------------------------------------------------------------------------------
+
+    def _start(self, response_id: str, model: str) -> None:
+        self._ids = {"modelVersion": model, "responseId": response_id}
+        self._envelope = (b'],"role":"model"},"index":0}],' + to_json(self._ids)[1:])
+
+    def _chunk(self, parts: list[dict[str, Any]], *, finish: str | None = None,
+               usage: bool = False, sign: bool = True) -> bytes:
+        """One chunk with `parts`: the pending signature goes on the first, the usage due (or,
+        with `usage`, the last known) on the chunk."""
+        if sign and self._signature is not None and parts:
+            parts[0] = {**parts[0], "thoughtSignature": self._signature}
+            self._signature = None
+        candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+        if finish is not None:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        obj: dict[str, Any] = {"candidates": [candidate]}
+        if (self._usage_due or usage) and self._usage is not None:
+            obj["usageMetadata"] = self._usage_json(self._usage)
+            self._usage_due = False
+        obj.update(self._ids)
+        return frame(None, self._dumps(obj))
+
+    def _flush_signature(self) -> bytes:
+        if self._signature is None:
+            return b""
+        return self._chunk([{"text": ""}])
+
+    def _call_part(self, block: _Block) -> dict[str, Any]:
+        start = block.start
+        text = "".join(block.args)
+        args: Any = {}
+        if text.strip():
+            try:
+                args = from_json(text)
+            except ValueError:
+                args = _partial(text)
+                self.report.add("encode", self.format, "tool_args",
+                                "cut-off function call arguments written as far as they parse")
+        if type(args) is not dict:
+            raise EncodeError(f"gemini: function call arguments must be a JSON object, got "
+                              f"{json_type(args)}", format=self.format)
+        call: dict[str, Any] = {"name": start.name or "", "args": args}
+        if start.id:
+            call["id"] = start.id
+        return {"functionCall": call}
+
+    def _usage_json(self, usage: Usage) -> dict[str, Any]:
+        if self._same and usage.raw is not None:
+            return usage.raw
+        if usage.cache_write_tokens:
+            self.report.add("encode", self.format, "cache_write",
+                            "gemini has no field for cache writes (they stay in the prompt count)")
+        return usage_from_ir(usage)
+
+    def _fail_stream(self, error: Error) -> bytes:
+        self._blocks.clear()  # a call cut off by the error is not written
+        self._signature = None
+        out = b""
+        if self._usage_due and self._usage is not None:  # what was spent, before the error
+            out = frame(None, self._dumps({"usageMetadata": self._usage_json(self._usage),
+                                           **self._ids}))
+        self._state = _State.DONE
+        raw = error.raw
+        if self._same and raw is not None and type(raw.get("error")) is dict:
+            return out + frame(None, self._dumps(raw))
+        code, status = IR_TO_ERROR[error.kind]
+        return out + frame(None, self._dumps({"error": {"code": code, "message": error.message,
+                                                        "status": status}}))
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def _check_open(self, event: Event) -> None:
+        if self._state is not _State.OPEN:
+            self._cannot(event, self._state.name)
+
+    def _check_block(self, event: TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta
+                     | ToolArgsDelta | Citation | ImagePartial | ImageDone) -> _Block:
+        self._check_open(event)
+        block = self._blocks.get(event.index)
+        if block is None:
+            raise EncodeError(
+                f"gemini: {type(event).__name__} for block {event.index}, which is not open",
+                format=self.format)
+        return block
+
+
+def _partial(text: str) -> Any:
+    """What parses of cut-off JSON (the anthropic SDK's partial mode), or `{}`."""
+    try:
+        return from_json(text, allow_partial=True)
+    except ValueError:
+        return {}
