@@ -15,6 +15,7 @@ What these tests prove:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
@@ -422,6 +423,89 @@ def test_unknown_options_are_a_type_error() -> None:
         collect([b""], source="chat", nope=1)
     with pytest.raises(TypeError, match="nope"):
         list(replay({}, source="chat", target="chat", nope=1))
+
+
+# -- one decoder: collect sees the IR that convert sees ------------------------------------------
+
+# The targets whose final object is built from the IR (formats/<f>/accumulate.py).
+ACCUMULATED = ("messages",)
+
+
+def outcome(run: Any) -> tuple[Any, ...]:
+    """What a collection gave: the object, or the error's message, body and partial object."""
+    try:
+        return ("object", run())
+    except UpstreamError as exc:
+        return ("error", exc.message, exc.body, exc.partial)
+
+
+@pytest.mark.parametrize(("fmt", "path"), stream_params())
+@pytest.mark.parametrize("target", ACCUMULATED)
+def test_collecting_into_another_format_equals_collecting_the_converted_stream(
+        fmt: str, path: Path, target: str) -> None:
+    """What a proxy answers non-streamed is what it would have streamed: the final object
+    built from the IR equals the target SDK's reading of the converted stream (as our
+    same-format collect reads it), and the loss report is the conversion's."""
+    if fmt == target:
+        return
+    body = path.read_bytes()
+    converted: list[translate.Loss] = []
+    stream = b"".join(translate.convert([body], source=fmt, target=target, report=converted,
+                                        id_factory=counting_id_factory(), **DET))
+    losses: list[translate.Loss] = []
+    got = outcome(lambda: collect([body], source=fmt, target=target, report=losses,
+                                  id_factory=counting_id_factory(), **DET))
+    assert got == outcome(lambda: collect([stream], source=target))
+    assert losses == converted
+
+
+def with_unknown_event(fmt: str, body: bytes) -> bytes:
+    """`body` with a well-formed payload of an unknown type after its first event."""
+    unknown = {"chat": b'{"mystery": 1}', "messages": b'{"type": "mystery_event"}',
+               "responses": b'{"type": "mystery_event"}', "images": b'{"type": "mystery_event"}'}
+    first, rest = body.split(b"\n\n", 1)
+    return first + b"\n\ndata: " + unknown[fmt] + b"\n\n" + rest
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("chat", "text_after_tool_calls"),
+                                           ("messages", "ping-between-every-event"),
+                                           ("responses", "refusal"),
+                                           ("images", "generate-one-partial")])
+@pytest.mark.parametrize("target", ACCUMULATED)
+def test_strict_collect_rejects_what_strict_convert_rejects(
+        fmt: str, name: str, target: str) -> None:
+    body = with_unknown_event(fmt, path_of(fmt, name).read_bytes())
+    with pytest.raises(translate.DecodeError) as converting:
+        b"".join(translate.convert([body], source=fmt, target=target, strict=True, **DET))
+    with pytest.raises(translate.DecodeError) as collecting:
+        collect([body], source=fmt, target=target, strict=True, **DET)
+    assert collecting.value.message == converting.value.message
+    # lenient: skipped, and said so
+    losses: list[translate.Loss] = []
+    # (an image stream has no messages form; the decoding is what is tested here)
+    with contextlib.suppress(UpstreamError):
+        collect([body], source=fmt, target=target, report=losses, **DET)
+    assert any(loss.stage == "decode" and loss.what == "unknown" for loss in losses)
+
+
+@pytest.mark.parametrize("target", ACCUMULATED)
+def test_the_choice_option_selects_the_choice_that_is_collected(target: str) -> None:
+    body = path_of("chat", "n2_choices").read_bytes()
+    views = [content_view(target, collect([body], source="chat", target=target, choice=n,
+                                          **DET))["text"] for n in (0, 1)]
+    assert views == ["zero more", "one"]
+    with pytest.raises(TypeError, match="choice"):
+        collect([path_of("messages", "no-event-lines").read_bytes()], source="messages",
+                target=target, choice=1)
+
+
+@pytest.mark.parametrize("target", ACCUMULATED)
+def test_options_that_only_shape_a_stream_are_refused_by_name(target: str) -> None:
+    stream_only = sorted(translate.get_encoder(target).options
+                         - translate.formats.accumulator_class(target).options)
+    for option in stream_only:
+        with pytest.raises(TypeError, match=f"{option}.*only shape"):
+            collect([b""], source="chat", target=target, **{option: None})
 
 
 # -- content views in the IR's semantics -------------------------------------------------------

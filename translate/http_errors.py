@@ -38,6 +38,7 @@ A body that is not JSON (an HTML page from a load balancer, say) becomes
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import math
 import time
@@ -93,7 +94,10 @@ _STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
     """The format's non-streaming error body (`error_body` in `formats/<format>/fold.py`, the
     table its stream encoder uses too); formats are imported when first needed."""
-    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
+    package = f"{__package__}.formats.{format}"
+    # formats whose accumulate.py replaced the fold have the table there
+    name = "accumulate" if importlib.util.find_spec(f"{package}.accumulate") else "fold"
+    module = importlib.import_module(f"{package}.{name}")
     body: dict[str, Any] = module.error_body(kind, message)
     return body
 

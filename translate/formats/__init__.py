@@ -1,19 +1,23 @@
-"""The format registry: decoders and encoders by format name.
+"""The format registry: decoders, encoders and accumulators by format name.
 
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`) with the
-same four files: `__init__.py` (its decoder and encoder classes), `wire.py` (mapping tables),
-`decode.py` and `encode.py`. A format is imported the first time it is asked for.
+same files: `__init__.py` (its decoder and encoder classes), `wire.py` (mapping tables),
+`decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and `unfold.py` (final object
+-> IR). A format is imported the first time it is asked for.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ._base import Decoder, Encoder
 
-__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "decoder_class", "encoder_class",
-           "get_decoder", "get_encoder"]
+if TYPE_CHECKING:
+    from ._accumulate import Accumulator
+
+__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "accumulator_class", "decoder_class",
+           "encoder_class", "get_decoder", "get_encoder"]
 
 Format = Literal["chat", "responses", "messages", "images"]
 """The four wire formats."""
@@ -40,6 +44,15 @@ def decoder_class(format: str) -> type[Decoder]:
 def encoder_class(format: str) -> type[Encoder]:
     """The encoder class of a format (`"chat"` -> `ChatEncoder`)."""
     cls: type[Encoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Encoder")
+    return cls
+
+
+def accumulator_class(format: str) -> type[Accumulator]:
+    """The accumulator class of a format (`"chat"` -> `ChatAccumulator`), which builds the
+    format's final object from IR events (`translate.collect`)."""
+    _module(format)  # validates the name
+    module = importlib.import_module(f"{__name__}.{format}.accumulate")
+    cls: type[Accumulator] = getattr(module, _CLASS_PREFIX[format] + "Accumulator")
     return cls
 
 

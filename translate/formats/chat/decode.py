@@ -97,8 +97,10 @@ class ChatDecoder(Decoder):
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         report: LossReport | None = None,
+        keep_envelope: bool = False,
     ) -> None:
-        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report,
+                         keep_envelope=keep_envelope)
         self.choice = choice
         self._started = False
         self._next = 0  # next IR block index
