@@ -63,7 +63,7 @@ __all__ = [
 
 _PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages", "images": "Images"}
 _FOLD_OPTIONS = frozenset({"max_event_size"})
-_ACCUMULATED = frozenset({"messages"})  # formats with an accumulate.py; the others still fold
+_ACCUMULATED = frozenset({"messages", "chat"})  # with an accumulate.py; the others fold
 
 
 def fold_class(format: str) -> type[Fold]:

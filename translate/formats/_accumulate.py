@@ -108,6 +108,12 @@ class Accumulator:
         """The format's non-streaming error body for an IR `Error`."""
         raise NotImplementedError
 
+    @property
+    def envelope(self) -> dict[str, Any] | None:
+        """`MessageStart.envelope` from a source of this format, or None."""
+        start = self.start
+        return start.envelope if start is not None and self.same else None
+
     # -- the envelope events; subclasses add the content events ------------------------------
 
     def _add_message_start(self, event: MessageStart) -> None:

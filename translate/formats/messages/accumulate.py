@@ -151,6 +151,17 @@ class MessagesAccumulator(Accumulator):
             raise self._unknown_block(event)
         del self._blocks[event.index]
 
+    def _block(self, event: Any, *kinds: str) -> _Block | None:
+        """The open block of a delta; None when it is not carried."""
+        index = event.index
+        if index not in self._blocks:
+            raise self._unknown_block(event)
+        block = self._blocks[index]
+        if block is not None and block.kind not in kinds:
+            raise EncodeError(f"messages: {type(event).__name__} in a {block.kind} block",
+                              format=self.format)
+        return block
+
     def _add_text_delta(self, event: TextDelta | RefusalDelta) -> None:
         block = self._block(event, "text", "refusal")
         if block is not None and event.text:
@@ -209,27 +220,16 @@ class MessagesAccumulator(Accumulator):
 
     # -- the message --------------------------------------------------------------------------
 
-    def _block(self, event: Any, *kinds: str) -> _Block | None:
-        """The open block of a delta; None when it is not carried."""
-        index = event.index
-        if index not in self._blocks:
-            raise self._unknown_block(event)
-        block = self._blocks[index]
-        if block is not None and block.kind not in kinds:
-            raise EncodeError(f"messages: {type(event).__name__} in a {block.kind} block",
-                              format=self.format)
-        return block
-
     def _started(self) -> dict[str, Any]:
         """The envelope, made where the encoder writes `message_start`."""
         message = self._message
         if message is None:
-            start = self.start
-            envelope = start.envelope if start is not None and self.same else None
+            envelope = self.envelope
             if envelope is not None:
                 message = dict(envelope)
                 message["content"] = list(message.get("content") or ())
             else:
+                start = self.start
                 message = {
                     "id": (start.id if self.same and start is not None and start.id
                            else self.id_factory("msg_")),
