@@ -470,7 +470,7 @@ def test_unknown_options_are_a_type_error() -> None:
 # -- one decoder: collect sees the IR that convert sees ------------------------------------------
 
 # The targets whose final object is built from the IR (formats/<f>/accumulate.py).
-ACCUMULATED = ("messages", "chat")
+ACCUMULATED = ("messages", "chat", "responses")
 
 
 def outcome(run: Any) -> tuple[Any, ...]:
@@ -509,7 +509,17 @@ def test_collecting_into_another_format_equals_collecting_the_converted_stream(
         sdk = SDK[target](stream)
     except Exception:  # each SDK raises its own error type on an error event
         assert got[0] == "error"
-        assert got == outcome(lambda: collect([stream], source=target))
+        want = outcome(lambda: collect([stream], source=target))
+        if target != "responses":
+            assert got == want
+            return
+        # a responses partial object by content: the same-format one is rebuilt from the IR,
+        # which keeps no item ids or statuses
+        assert got[:3] == want[:3]
+        partial, partial_want = got[3], want[3]
+        assert (partial is None) == (partial_want is None)
+        if partial is not None:
+            assert content_view(target, partial) == content_view(target, partial_want)
         return
     assert got[0] == "object"
     assert drop_nones(jsonable(got[1])) == drop_nones(sdk)

@@ -63,7 +63,9 @@ __all__ = [
 
 _PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages", "images": "Images"}
 _FOLD_OPTIONS = frozenset({"max_event_size"})
-_ACCUMULATED = frozenset({"messages", "chat"})  # with an accumulate.py; the others fold
+# What a decoder reports of the stream itself (news even when the object is the source's own).
+_STREAM_LOSSES = frozenset({"upstream_failure", "trailing_input", "unknown"})
+_ACCUMULATED = frozenset({"messages", "chat", "responses"})  # the others fold
 
 
 def fold_class(format: str) -> type[Fold]:
@@ -144,7 +146,11 @@ class _Collector:
 
     @property
     def losses(self) -> list[Loss]:
-        return self.report.entries
+        entries = self.report.entries
+        if self.accumulator.verbatim:
+            # the object is the source's own: only what happened to the stream is news
+            entries = [e for e in entries if e.stage == "encode" or e.what in _STREAM_LOSSES]
+        return entries
 
 
 class _Watch(Encoder):

@@ -73,6 +73,10 @@ class Accumulator:
         self.usage: Usage | None = None
         self.stop: Stop | None = None
         self.error: Error | None = None
+        self.verbatim = False
+        """The result is the source's own final object as sent, not built from the IR (a
+        responses source's terminal response): what the decoder could not put into the IR
+        was not lost."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
