@@ -469,8 +469,7 @@ def test_unknown_options_are_a_type_error() -> None:
 
 # -- one decoder: collect sees the IR that convert sees ------------------------------------------
 
-# The targets whose final object is built from the IR (formats/<f>/accumulate.py).
-ACCUMULATED = ("messages", "chat", "responses")
+FORMATS = ("chat", "responses", "messages", "images")
 
 
 def outcome(run: Any) -> tuple[Any, ...]:
@@ -488,7 +487,7 @@ def outcome(run: Any) -> tuple[Any, ...]:
 
 
 @pytest.mark.parametrize(("fmt", "path"), stream_params())
-@pytest.mark.parametrize("target", ACCUMULATED)
+@pytest.mark.parametrize("target", FORMATS)
 def test_collecting_into_another_format_equals_collecting_the_converted_stream(
         fmt: str, path: Path, target: str) -> None:
     """What a proxy answers non-streamed is what it would have streamed: the final object
@@ -537,7 +536,7 @@ def with_unknown_event(fmt: str, body: bytes) -> bytes:
                                            ("messages", "ping-between-every-event"),
                                            ("responses", "refusal"),
                                            ("images", "generate-one-partial")])
-@pytest.mark.parametrize("target", ACCUMULATED)
+@pytest.mark.parametrize("target", FORMATS)
 def test_strict_collect_rejects_what_strict_convert_rejects(
         fmt: str, name: str, target: str) -> None:
     body = with_unknown_event(fmt, path_of(fmt, name).read_bytes())
@@ -554,7 +553,7 @@ def test_strict_collect_rejects_what_strict_convert_rejects(
     assert any(loss.stage == "decode" and loss.what == "unknown" for loss in losses)
 
 
-@pytest.mark.parametrize("target", ACCUMULATED)
+@pytest.mark.parametrize("target", TEXT_FORMATS)
 def test_the_choice_option_selects_the_choice_that_is_collected(target: str) -> None:
     body = path_of("chat", "n2_choices").read_bytes()
     views = [content_view(target, collect([body], source="chat", target=target, choice=n,
@@ -565,7 +564,7 @@ def test_the_choice_option_selects_the_choice_that_is_collected(target: str) -> 
                 target=target, choice=1)
 
 
-@pytest.mark.parametrize("target", ACCUMULATED)
+@pytest.mark.parametrize("target", FORMATS)
 def test_options_that_only_shape_a_stream_are_refused_by_name(target: str) -> None:
     stream_only = sorted(translate.get_encoder(target).options
                          - translate.formats.accumulator_class(target).options)

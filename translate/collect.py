@@ -43,13 +43,12 @@ import importlib
 from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .convert import Converter, Decoding, OnError, ToolNames, rename
-from .errors import TranslateError, UpstreamError
+from .convert import Decoding, OnError, ToolNames, rename
+from .errors import UpstreamError
 from .events import Error, Event
 from .formats import accumulator_class, decoder_class, encoder_class
 from .formats._accumulate import Accumulator
 from .formats._base import Encoder
-from .formats._fold import Fold
 from .report import Loss, LossReport
 
 __all__ = [
@@ -61,20 +60,8 @@ __all__ = [
     "replay_events",
 ]
 
-_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages", "images": "Images"}
-_FOLD_OPTIONS = frozenset({"max_event_size"})
 # What a decoder reports of the stream itself (news even when the object is the source's own).
 _STREAM_LOSSES = frozenset({"upstream_failure", "trailing_input", "unknown"})
-_ACCUMULATED = frozenset({"messages", "chat", "responses"})  # the others fold
-
-
-def fold_class(format: str) -> type[Fold]:
-    """The fold class of a format (`"chat"` -> `ChatFold`)."""
-    if format not in _PREFIX:
-        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(_PREFIX)}")
-    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
-    cls: type[Fold] = getattr(module, _PREFIX[format] + "Fold")
-    return cls
 
 
 def _unfold(format: str) -> Callable[..., Iterator[Event]]:
@@ -116,13 +103,13 @@ class _Collector:
                       **{k: v for k, v in options.items() if k in dec.options})
         self.decoding = Decoding(decoder, on_error)
 
-    def feed(self, chunk: bytes) -> None:
-        self._add(self.decoding.feed(chunk))
-
     @property
     def done(self) -> bool:
         """No more input is wanted (bad input in emit mode ended the stream)."""
         return self.decoding.input_done
+
+    def feed(self, chunk: bytes) -> None:
+        self._add(self.decoding.feed(chunk))
 
     def _add(self, events: list[Event]) -> None:
         add = self.accumulator.add
@@ -153,100 +140,6 @@ class _Collector:
         return entries
 
 
-class _Watch(Encoder):
-    """Passes events to the real encoder and remembers the first IR `Error`, so that
-    `UpstreamError.kind` is the IR's (a truncation stays `truncated` in every target)."""
-
-    def __init__(self, inner: Encoder) -> None:  # no super().__init__: a pure proxy
-        self.inner = inner
-        self.format = inner.format  # type: ignore[misc]
-        self.report = inner.report
-        self.error: Error | None = None
-
-    def encode(self, event: Event) -> bytes:
-        if type(event) is Error and self.error is None:
-            self.error = event
-        return self.inner.encode(event)
-
-    def end(self) -> bytes:
-        return self.inner.end()
-
-
-class _FoldCollector:
-    """One collection: a converter (None when folding the source directly) feeding a fold."""
-
-    __slots__ = ("converter", "fold", "watch")
-
-    def __init__(self, source: str, target: str | None, on_error: OnError,
-                 options: dict[str, Any]) -> None:
-        target = target or source
-        self.converter: Converter | None = None
-        self.watch: _Watch | None = None
-        if target == source and not options.get("tool_names"):
-            options.pop("tool_names", None)
-            dec, enc = decoder_class(source), encoder_class(source)
-            unknown = set(options) - dec.options - enc.options
-            if unknown:
-                raise TypeError(f"unknown option(s) for {source}: {', '.join(sorted(unknown))}")
-        else:
-            self.converter = Converter(source, target, on_error=on_error, **options)
-            self.watch = _Watch(self.converter.encoder)
-            self.converter.encoder = self.watch
-        self.fold = fold_class(target)(
-            **{k: v for k, v in options.items() if k in _FOLD_OPTIONS})
-
-    @property
-    def done(self) -> bool:
-        return False
-
-    def feed(self, chunk: bytes) -> None:
-        converter = self.converter
-        self.fold.feed(chunk if converter is None else converter.feed(chunk))
-
-    def abort(self, exc: BaseException) -> dict[str, Any]:
-        reason = f"upstream failed: {type(exc).__name__}: {exc}"
-        partial: dict[str, Any] | None = None
-        body: dict[str, Any] | None = None
-        try:
-            partial = self.end()
-        except UpstreamError as failure:
-            partial, body = failure.partial, failure.body
-        except TranslateError:
-            pass  # the source was also malformed: the upstream failure is the news
-        if body is None:
-            module = importlib.import_module(f"{__package__}.formats.{self.fold.format}.fold")
-            body = module.error_body("truncated", reason)
-        raise UpstreamError(reason, kind="truncated", body=body, partial=partial,
-                            format=self.fold.format) from exc
-
-    def end(self) -> dict[str, Any]:
-        if self.converter is not None:
-            self.fold.feed(self.converter.end())
-        try:
-            return self.fold.end()
-        except UpstreamError as exc:
-            raise _with_ir_error(exc, self.watch) from None
-
-    @property
-    def losses(self) -> list[Loss]:
-        return self.converter.losses if self.converter is not None else []
-
-
-def _with_ir_error(exc: UpstreamError, watch: _Watch | None) -> UpstreamError:
-    error = watch.error if watch is not None else None
-    if error is None:
-        return exc
-    return UpstreamError(error.message, kind=error.kind, body=exc.body, raw=error.raw,
-                         partial=exc.partial, format=exc.format)
-
-
-def _collector(source: str, target: str | None, on_error: OnError,
-               options: dict[str, Any]) -> _Collector | _FoldCollector:
-    if (target or source) in _ACCUMULATED:
-        return _Collector(source, target, on_error, options)
-    return _FoldCollector(source, target, on_error, options)
-
-
 def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
             on_error: OnError = "raise", report: list[Loss] | None = None,
             **options: Any) -> dict[str, Any]:
@@ -257,7 +150,7 @@ def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
     (`strict`, `choice`, ...), the target's where they shape its final object (`id_factory`,
     `clock`, `input_tokens`, ...) and `tool_names`; pass a list as `report` to receive what
     the object could not carry."""
-    collector = _collector(source, target, on_error, options)
+    collector = _Collector(source, target, on_error, options)
     upstream = iter(chunks)
     try:
         while not collector.done:
@@ -281,7 +174,7 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | N
                    on_error: OnError = "raise", report: list[Loss] | None = None,
                    **options: Any) -> dict[str, Any]:
     """The async twin of `collect` (asyncio or trio); closes its upstream (`aclose()`)."""
-    collector = _collector(source, target, on_error, options)
+    collector = _Collector(source, target, on_error, options)
     upstream = aiter(chunks)
     try:
         while not collector.done:
@@ -307,8 +200,6 @@ def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] |
     accumulator (options `id_factory`, `clock`, ...)."""
     losses = LossReport()
     try:
-        if target not in _ACCUMULATED:
-            return _fold_events(events, target, losses, options)
         accumulator = _accumulator(target, losses, options)
         for event in events:
             accumulator.add(event)
@@ -316,20 +207,6 @@ def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] |
     finally:
         if report is not None:
             report[:] = losses.entries
-
-
-def _fold_events(events: Iterable[Event], target: str, losses: LossReport,
-                 options: dict[str, Any]) -> dict[str, Any]:
-    inner = encoder_class(target)(report=losses, **options)
-    watch = _Watch(inner)
-    fold = fold_class(target)()
-    for event in events:
-        fold.feed(watch.encode(event))
-    fold.feed(watch.end())
-    try:
-        return fold.end()
-    except UpstreamError as exc:
-        raise _with_ir_error(exc, watch) from None
 
 
 def replay_events(obj: dict[str, Any], *, source: str, chunk_size: int | None = 16,
@@ -385,24 +262,16 @@ def convert_object(obj: dict[str, Any], *, source: str, target: str,
     `target`. Raises `UpstreamError` where `obj` is a failure the target has no final object
     for. Options are the source decoder's and the target accumulator's; pass `tool_names`
     (`RequestConversion.tool_names`) to give tool calls the client's names."""
-    if target not in _ACCUMULATED:
-        losses: list[Loss] = []
-        try:
-            return collect(replay(obj, source=source, target=target, report=losses, **options),
-                           source=target)
-        finally:
-            if report is not None:
-                report[:] = losses
     names: Mapping[str, str] | None = options.pop("tool_names", None) or None
     dec = decoder_class(source)
-    losses_report = LossReport()
+    losses = LossReport()
     try:
-        accumulator = _accumulator(target, losses_report, options, dec.options)
-        for event in replay_events(obj, source=source, chunk_size=None, report=losses_report,
+        accumulator = _accumulator(target, losses, options, dec.options)
+        for event in replay_events(obj, source=source, chunk_size=None, report=losses,
                                    keep_envelope=source == target,
                                    **{k: v for k, v in options.items() if k in dec.options}):
             accumulator.add(event if names is None else rename(event, names))
         return accumulator.result()
     finally:
         if report is not None:
-            report[:] = losses_report.entries
+            report[:] = losses.entries

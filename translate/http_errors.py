@@ -38,7 +38,6 @@ A body that is not JSON (an HTML page from a load balancer, say) becomes
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import json
 import math
 import time
@@ -74,8 +73,9 @@ HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int]]] = {
     "bad_input": (502, 502),  # the upstream answered something unreadable
 }
 """The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status). The error body's `type`
-per format comes from that format's own error table (`error_body` in `formats/*/fold.py`), so a
-status error and a mid-stream error event of the same kind say the same thing."""
+per format comes from that format's own error table (`error_body` in
+`formats/*/accumulate.py`), so a status error and a mid-stream error event of the same kind
+say the same thing."""
 
 _VENDOR_ORDER: Final[tuple[Vendor, Vendor]] = ("anthropic", "openai")
 _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
@@ -92,12 +92,9 @@ _STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
 
 
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
-    """The format's non-streaming error body (`error_body` in `formats/<format>/fold.py`, the
-    table its stream encoder uses too); formats are imported when first needed."""
-    package = f"{__package__}.formats.{format}"
-    # formats whose accumulate.py replaced the fold have the table there
-    name = "accumulate" if importlib.util.find_spec(f"{package}.accumulate") else "fold"
-    module = importlib.import_module(f"{package}.{name}")
+    """The format's non-streaming error body (`error_body` in `formats/<format>/accumulate.py`,
+    the table its stream encoder uses too); formats are imported when first needed."""
+    module = importlib.import_module(f"{__package__}.formats.{format}.accumulate")
     body: dict[str, Any] = module.error_body(kind, message)
     return body
 
