@@ -4,8 +4,9 @@ A script, not a test (timings are noisy on shared machines). The conversation is
 as a coding agent sends it: a system prompt with cache breakpoints, six tools, then ten rounds
 of a user turn (text, or the results of the previous tool calls) and an assistant turn (text
 and one or two tool calls), 20 turns in all. It is written as a messages request by hand and
-translated (leniently) into chat and responses, so each format's request carries the same
-conversation. Each of the nine directions (six, plus each format to itself) is timed with
+translated (leniently) into chat, responses and gemini, so each format's request carries the
+same conversation. Each of the sixteen directions (twelve, plus each format to itself) is
+timed with
 `translate.convert_request` in strict mode; the median µs per request is reported (the issue
 asks for under 50 µs), beside the median of one `json.loads` of the same body, measured in the
 same process, as a yardstick for the machine (the ratio travels between machines; the µs do
@@ -26,7 +27,9 @@ from translate import convert_request
 
 __all__ = ["conversation", "measure"]
 
-FORMATS = ("chat", "responses", "messages")
+FORMATS = ("chat", "responses", "messages", "gemini")
+URL = {"gemini": {"model": "gemini-3-pro", "stream": True}}
+"""What a gemini request says in its URL (`convert_request`'s `model` and `stream`)."""
 
 
 def conversation(turns: int = 20) -> dict[str, Any]:
@@ -65,7 +68,7 @@ def measure(runs: int) -> dict[str, float]:
     """Median µs per `convert_request` call for every direction."""
     base = conversation()
     bodies = {"messages": base}
-    for target in ("chat", "responses"):
+    for target in ("chat", "responses", "gemini"):
         bodies[target] = convert_request(base, source="messages", target=target,
                                          lenient=True).body
     out: dict[str, float] = {}
@@ -75,9 +78,11 @@ def measure(runs: int) -> dict[str, float]:
     for source in FORMATS:
         for target in FORMATS:
             body = bodies[source]
-            convert_request(body, source=source, target=target)  # strict: it must carry it all
+            url = URL.get(source, {})
+            convert_request(body, source=source, target=target, **url)  # strict: carries it all
             out[f"{source}->{target}"] = _median(
-                lambda b=body, s=source, t=target: convert_request(b, source=s, target=t), runs)
+                lambda b=body, s=source, t=target, u=url: convert_request(
+                    b, source=s, target=t, **u), runs)
     return out
 
 

@@ -7,17 +7,16 @@ tests/fixtures/<format>/. Snapshots go to the top-level snapshots/ folder.
 
 from __future__ import annotations
 
-import itertools
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.json import JSONSnapshotExtension
-from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.location import PyTestLocation
+
+from translate.testing import FIXED_TIME, SSESnapshotExtension, counting_id_factory
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
@@ -105,26 +104,15 @@ def pytest_report_header(config: pytest.Config) -> str | None:
             "detection is off")
 
 
-def counting_id_factory() -> Callable[[str], str]:
-    """Deterministic ids: `prefix` + a zero-padded counter, e.g. `msg_000000000000000000000001`."""
-    counter = itertools.count(1)
-    return lambda prefix: f"{prefix}{next(counter):024d}"
-
-
-FIXED_TIME = 1_700_000_000.0
-
-
 @pytest.fixture
 def deterministic() -> dict[str, Any]:
     """Encoder options that make output reproducible: counting ids and a fixed clock."""
     return {"id_factory": counting_id_factory(), "clock": lambda: FIXED_TIME}
 
 
-class SSESnapshot(SingleFileSnapshotExtension):
-    """One `.sse` file per case, bytes in, bytes out, under snapshots/<test file>/."""
-
-    file_extension = "sse"
-    _write_mode = WriteMode.BINARY
+class SSESnapshot(SSESnapshotExtension):  # type: ignore[misc,valid-type]
+    """One `.sse` file per case, bytes in, bytes out, under snapshots/<test file>/; a mismatch
+    shows the differing events (`translate.testing.event_lines`)."""
 
     @classmethod
     def dirname(cls, *, test_location: PyTestLocation) -> str:

@@ -7,12 +7,14 @@ Formats are picked up as they land (see tests/test_chunking.py for the rule).
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import select
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +23,7 @@ import pytest
 import translate.formats
 from tests.conftest import FIXED_TIME, counting_id_factory, format_ready, require_formats
 from translate import EVENT_LIST, Error, Stop, convert, decode
-from translate.cli import DETERMINISTIC_TIME, examples
+from translate.cli import DETERMINISTIC_TIME, _parser, _run, examples
 from translate.formats import FORMATS, get_decoder
 from translate.sse import SSEParser
 
@@ -388,3 +390,22 @@ def test_stdout_closed_early_stops_quietly() -> None:
     assert process.returncode in (0, 1)
     assert b"Traceback" not in err
 
+
+
+def test_a_read_failure_mid_stream_ends_the_target_truncated_and_exits_1() -> None:
+    require_formats("chat")
+    head = first_events("chat-tools", 3)
+
+    def chunks() -> Iterator[bytes]:
+        yield head
+        raise OSError(5, "Input/output error")
+
+    stdout, stderr = io.BytesIO(), io.StringIO()
+    args = _parser().parse_args(["--from", "chat", "--to", "messages", "--deterministic"])
+    assert _run(args, chunks(), stdout, stderr) == 1
+    assert stderr.getvalue().startswith("stream-translate: reading the input failed: ")
+    events = strict_events("messages", stdout.getvalue())
+    assert isinstance(events[-1], Error)  # messages writes a truncation as an api_error event
+    assert events[-1].message == "chat: upstream failed: [Errno 5] Input/output error"
+    # what arrived before the failure was relayed, as the library does
+    assert stdout.getvalue().startswith(library(head, "chat", "messages")[:200])

@@ -16,12 +16,18 @@ from hypothesis import strategies as st
 from pydantic_core import ValidationError
 
 import translate
-from tests.sdk.requests import SDK_TYPES, validate_request
+from tests.sdk.requests import SDK_TYPES, gemini_fields, validate_request
 from translate import RequestError, convert_request
-from translate.request import NAME_LIMITS, valid_id, valid_name
+from translate.formats.chat import request as chat_request
+from translate.request import NAME_LIMITS, RequestContext, valid_id, valid_name
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
-FORMATS = ("chat", "responses", "messages")
+FORMATS = ("chat", "responses", "messages", "gemini")
+
+
+def url(source: str, model: str | None = "gemini-3-pro", stream: bool = True) -> dict[str, Any]:
+    """`convert_request`'s model and stream, for a source that has them in its URL (gemini)."""
+    return {"model": model, "stream": stream} if source == "gemini" else {}
 
 
 def corpus() -> list[Path]:
@@ -43,9 +49,11 @@ def test_every_translated_request_is_valid_for_the_target_sdk(path: Path, target
     body = load(path)
     source = source_of(path)
     validate_request(source, body)  # the corpus itself is valid
-    conv = convert_request(body, source=source, target=target, lenient=True)
+    conv = convert_request(body, source=source, target=target, lenient=True, **url(source))
     validate_request(target, conv.body)
-    assert conv.stream == (body.get("stream") is True)
+    assert conv.stream == (body.get("stream") is True or source == "gemini")
+    if target == "gemini":  # the API refuses call ids in a request ("Unknown name id")
+        assert '"id"' not in json.dumps([c["parts"] for c in conv.body["contents"]])
 
 
 @pytest.mark.parametrize("format", FORMATS)
@@ -56,9 +64,9 @@ def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -
     with pytest.raises(ValidationError):
         validate_request(format, top)
     nested = json.loads(json.dumps(body))
-    key = "input" if format == "responses" else "messages"
+    key = {"responses": "input", "gemini": "contents"}.get(format, "messages")
     item = nested[key][-1]
-    content = item["content"]
+    content = item["parts" if format == "gemini" else "content"]
     if isinstance(content, list):
         content[0]["bogus"] = 1
     else:
@@ -69,12 +77,14 @@ def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -
 
 def test_every_format_field_list_is_the_sdk_s() -> None:
     from translate.formats.chat.request import FIELDS as CHAT
+    from translate.formats.gemini.request import FIELDS as GEMINI
     from translate.formats.messages.request import FIELDS as MESSAGES
     from translate.formats.responses.request import FIELDS as RESPONSES
 
     for format, fields in (("chat", CHAT), ("responses", RESPONSES), ("messages", MESSAGES)):
         sdk = set(SDK_TYPES[(format, True)].__annotations__)
         assert set(fields) == sdk, format
+    assert set(GEMINI) == set(gemini_fields())  # google-genai's config fields of the body
 
 
 def test_a_field_the_target_cannot_carry_is_refused_naming_it() -> None:
@@ -139,7 +149,10 @@ _BASE = {
     "responses": {"model": "m", "input": "hi", "store": False},
     "messages": {"model": "m", "max_tokens": 100, "messages": [{"role": "user",
                                                                  "content": "hi"}]},
+    "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
 }
+_TOOL = {"type": "function", "function": {"name": "f", "parameters": {
+    "type": "object", "properties": {"a": {"type": "string"}}}}}
 SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
     # neutral field -> (a source that has it, the fields, the name the client used)
     "temperature": ("chat", {"temperature": 0.5}, "temperature"),
@@ -155,6 +168,9 @@ SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
     "previous_response_id": ("responses", {"previous_response_id": "resp_1"},
                              "previous_response_id"),
     "openai": ("chat", {"prompt_cache_key": "k"}, "prompt_cache_key"),
+    "user": ("chat", {"user": "u1"}, "user"),
+    "parallel_tool_calls": ("chat", {"parallel_tool_calls": False, "tools": [_TOOL]},
+                            "parallel_tool_calls"),
 }
 _UNCARRIED = [(attr, target) for attr, where in translate.request.REQUEST_FIELDS.items()
               for target, place in where.items() if place is None and attr in SAMPLES
@@ -195,7 +211,8 @@ def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
     body = {**_BASE[source], **fields}
     conv = convert_request(body, source=source, target=target)
     validate_request(target, conv.body)
-    back = convert_request(conv.body, source=target, target=source)
+    back = convert_request(conv.body, source=target, target=source,
+                           **url(target, conv.model, conv.stream))
     for key, value in fields.items():
         assert back.body[key] == value
 
@@ -206,7 +223,7 @@ def test_a_same_format_request_keeps_everything(path: Path) -> None:
 
     body = load(path)
     format = source_of(path)
-    conv = convert_request(body, source=format, target=format)
+    conv = convert_request(body, source=format, target=format, **url(format))
     assert conv.report.entries == []
     assert conv.tool_names == {}
     validate_request(format, conv.body)
@@ -274,13 +291,21 @@ _json = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(
         ["", "x", "text", "user", "assistant", "tool", "system", "function", "auto", "image",
          "tool_use", "tool_result", "input_text", "message", "function_call", "json_schema",
-         "enabled", "base64", "url", "data:image/png;base64,AA", "reasoning"]),
+         "enabled", "base64", "url", "data:image/png;base64,AA", "reasoning", "model",
+         "OBJECT", "STRING", "ANY", "AUTO", "HIGH", "image/png", "application/json",
+         "https://x.test/a.png", "skip_thought_signature_validator"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
         ["type", "role", "content", "text", "name", "id", "input", "source", "tool_calls",
          "function", "arguments", "tool_call_id", "call_id", "output", "image_url", "url",
          "tool_use_id", "is_error", "cache_control", "format", "schema", "budget_tokens",
          "effort", "json_schema", "parameters", "input_schema", "file", "file_data",
-         "filters", "user_location", "approximate", "summary"]), inner, max_size=4),
+         "filters", "user_location", "approximate", "summary", "parts", "functionCall",
+         "functionResponse", "args", "response", "inlineData", "fileData", "mimeType", "data",
+         "fileUri", "thought", "thoughtSignature", "thought_signature", "functionDeclarations",
+         "functionCallingConfig", "mode", "allowedFunctionNames", "thinkingConfig",
+         "thinkingBudget", "thinkingLevel", "responseSchema", "responseMimeType",
+         "parametersJsonSchema", "googleSearch", "excludeDomains", "properties",
+         "nullable", "items", "anyOf"]), inner, max_size=4),
     max_leaves=12)
 _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "stop",
                        "stream_options", "reasoning_effort", "web_search_options",
@@ -288,7 +313,9 @@ _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "s
               "responses": ["input", "tools", "tool_choice", "text", "reasoning", "include",
                             "instructions", "metadata"],
               "messages": ["messages", "tools", "tool_choice", "system", "thinking",
-                           "output_config", "metadata", "stop_sequences", "max_tokens"]}
+                           "output_config", "metadata", "stop_sequences", "max_tokens"],
+              "gemini": ["contents", "tools", "toolConfig", "generationConfig",
+                         "systemInstruction", "safetySettings", "system_instruction"]}
 
 
 @pytest.mark.parametrize("source", FORMATS)
@@ -304,7 +331,7 @@ def test_a_malformed_body_raises_only_request_error(source: str) -> None:
             for lenient in (False, True):
                 try:
                     conv = convert_request(body, source=source, target=target,
-                                           lenient=lenient)
+                                           lenient=lenient, **url(source))
                 except RequestError:
                     continue
                 json.dumps(conv.body)  # plain JSON out
@@ -351,3 +378,71 @@ def test_a_tool_input_holding_a_non_finite_number_is_refused_not_written_as_bare
     for target in ("chat", "responses"):
         with pytest.raises(RequestError, match="finite JSON numbers"):
             convert_request(body, source="messages", target=target)
+
+
+# A turn of the neutral model may gather several items of the source (a run of chat `tool`
+# messages, consecutive responses items), so its position is not the client's: every path in
+# an error or a report must point into the body the client sent.
+
+def test_a_refused_part_of_a_gathered_turn_is_named_at_its_own_item() -> None:
+    body = {"model": "m", "input": [
+        {"role": "system", "content": "sys"},
+        {"type": "message", "role": "user", "content": "hi"},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+        {"type": "function_call_output", "call_id": "c2", "output": [  # a Files API id
+            {"type": "input_image", "image_url": "https://x.test/y.png"},
+            {"type": "input_file", "file_id": "file-1"}]},
+    ]}
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source="responses", target="chat")
+    assert info.value.field == "input[4]"  # the neutral turn is messages[2], part 1
+
+
+@pytest.mark.parametrize(("source", "body", "what", "path"), [
+    ("responses", {"model": "m", "input": [
+        {"role": "user", "content": "hi"},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "e"},
+        {"type": "message", "role": "assistant", "content": [
+            {"type": "output_text", "text": "a", "annotations": []}]},
+        {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}]},
+     "reasoning", "input[1]"),
+    ("chat", {"model": "m", "messages": [
+        {"role": "system", "content": "s"}, {"role": "user", "content": "q"},
+        {"role": "assistant", "content": "x", "refusal": "no", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "ok"}]},
+     "refusal", "messages[2].refusal"),
+    ("messages", {"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "f", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "text", "text": "see"},
+            {"type": "tool_result", "tool_use_id": "t1", "content": [
+                {"type": "text", "text": "r"},
+                {"type": "image", "source": {"type": "url", "url": "https://x.test/y.png"}}]}]}]},
+     "tool_result_image", "messages[2].content[1].content[1]"),
+], ids=["responses-reasoning-item", "chat-refusal", "messages-tool-result-image"])
+def test_a_reported_loss_names_the_field_the_client_sent(
+        source: str, body: dict[str, Any], what: str, path: str) -> None:
+    target = "responses" if source == "chat" else "chat"
+    report = convert_request(body, source=source, target=target, lenient=True).report
+    details = [e.detail for e in report.entries if e.what == what]
+    assert len(details) == 1 and details[0].split(":")[0] == path, report
+
+
+def test_a_tool_result_in_a_run_of_chat_tool_messages_is_named_at_its_message() -> None:
+    body = {"model": "m", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "assistant", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            for k in range(3)]},
+        *({"role": "tool", "tool_call_id": f"c{k}", "content": "ok"} for k in range(3)),
+    ]}
+    ctx = RequestContext("chat", "messages", lenient=True, body=body,
+                         locate=chat_request.part_path)
+    turn = chat_request.parse_request(body, ctx, headers={}).messages[2]
+    assert [p.kind for p in turn.parts] == ["tool_result"] * 3  # one turn of three messages
+    assert [ctx.part("unused", turn, k) for k in range(3)] == [
+        "messages[2]", "messages[3]", "messages[4]"]

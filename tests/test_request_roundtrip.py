@@ -43,7 +43,7 @@ from translate.request import (
     valid_id,
 )
 
-FORMATS = ("chat", "responses", "messages")
+FORMATS = ("chat", "responses", "messages", "gemini")
 EXAMPLES = int(os.environ.get("TRANSLATE_REQUEST_EXAMPLES", "25"))
 
 EQUIVALENCES = {
@@ -57,6 +57,14 @@ EQUIVALENCES = {
     "web search": "chat keeps it apart from its tools (web_search_options): it comes last",
     "tool_choice": "auto is every API's default when there are tools",
     "max_tokens": "messages requires one: the default (plus the thinking budget) is added",
+    "gemini call ids": "a gemini request has no call ids (the API refuses them): results are "
+                       "matched to calls by name and order, and ids come back from positions",
+    "gemini tool results": "a result is one output: its texts joined by line breaks, its "
+                           "images after them",
+    "gemini strict": "Gemini always follows an output schema and never strictly a function "
+                     "declaration: output strict true and tool strict false are its only "
+                     "modes",
+    "gemini parallel calls": "parallel_tool_calls true is Gemini's only mode",
 }
 """Differences a round trip may show without a report entry, and why they are no loss."""
 
@@ -195,15 +203,22 @@ def _build(req: Request, format: str) -> dict[str, Any]:
     return body
 
 
-def _parse(body: dict[str, Any], format: str) -> Request:
-    ctx = RequestContext(format, format, lenient=False)  # type: ignore[arg-type]
+def _url(format: str, model: str | None, stream: bool) -> dict[str, Any]:
+    """`convert_request`'s model and stream, for a format that has them in its URL."""
+    return {"model": model, "stream": stream} if format == "gemini" else {}
+
+
+def _parse(body: dict[str, Any], format: str, stream: bool) -> Request:
+    ctx = RequestContext(format, format, lenient=False,  # type: ignore[arg-type]
+                         stream=stream if format == "gemini" else None)
     req: Request = _format_module(format).parse_request(body, ctx, headers={})
     return req
 
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        out = {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+               if f.compare}  # Message.index says where a turn was read, not what it is
         kind = getattr(value, "kind", None)  # a class-level tag, not a field
         return out if kind is None else {**out, "kind": kind}
     if isinstance(value, tuple | list):
@@ -217,6 +232,10 @@ _TOP = {  # report names of top-level fields -> neutral attributes
     "stop_sequences": "stop", "max_completion_tokens": "max_tokens",
     "reasoning_effort": "reasoning", "thinking": "reasoning", "include": "logprobs",
     "response_format": "output", "format": "output", "user_id": "user",
+    # gemini's names (generationConfig.*)
+    "stopSequences": "stop", "maxOutputTokens": "max_tokens", "topP": "top_p",
+    "candidateCount": "n", "responseLogprobs": "logprobs", "thinkingConfig": "reasoning",
+    "responseJsonSchema": "output",
 }
 
 
@@ -237,6 +256,8 @@ def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
         attr = _TOP.get(name, name)
         if attr in d and attr not in ("messages", "tools", "system"):
             d[attr] = None
+        if name == "logprobs" and x == "gemini":  # gemini's generationConfig.logprobs
+            d["top_logprobs"] = None
     if names & {"reasoning_budget", "reasoning_mode", "reasoning_summary", "effort"}:
         d["reasoning"] = None
     if d["reasoning"] is not None:
@@ -269,8 +290,11 @@ def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
         t.pop("extra", None)
         if "cache_control" in names or "cache_ttl" in names:
             t.pop("cache", None)
+    gemini = "gemini" in (x, y)
     turns = []
     for msg in d["messages"]:
+        if gemini and "role" in names and msg["role"] in ("system", "developer"):
+            continue  # Gemini has instructions only before the conversation: refused
         if "role" in names and msg["role"] == "developer":
             msg["role"] = "system"
         msg.pop("extra", None)
@@ -320,7 +344,34 @@ def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
             part["id"] = _valid(part["id"], x, y)
         if part["kind"] == "tool_result":
             part["call_id"] = _valid(part["call_id"], x, y)
+    if gemini:
+        _gemini_equivalences(d, names)
     return d
+
+
+def _gemini_equivalences(d: dict[str, Any], names: set[str]) -> None:
+    """The gemini entries of `EQUIVALENCES`, and what its refusals remove."""
+    ids: dict[str, str] = {}
+    for part in _all_parts(d):
+        if part["kind"] == "tool_call":
+            part["id"] = ids.setdefault(part["id"], f"call{len(ids)}")
+        elif part["kind"] == "tool_result":
+            part["call_id"] = ids.setdefault(part["call_id"], f"call{len(ids)}")
+            texts = [c["text"] for c in part["content"] if c["kind"] == "text"]
+            joined = "\n".join(texts)
+            part["content"] = ([{"text": joined, "cache": None, "kind": "text"}] if joined
+                               else []) + [c for c in part["content"] if c["kind"] != "text"]
+        if "cache_control" in names and "cache" in part:
+            part["cache"] = None
+        if part["kind"] == "document" and "title" in names:
+            part["title"] = None
+    if d["parallel_tool_calls"] is True:
+        d["parallel_tool_calls"] = None
+    for tool in d["tools"]:
+        if tool.get("strict") is False or "strict" in names:
+            tool["strict"] = None
+    if d["output"] and (d["output"]["strict"] is True or "strict" in names):
+        d["output"]["strict"] = None
 
 
 def _valid(call_id: str, x: str, y: str) -> str:
@@ -347,13 +398,15 @@ def test_a_round_trip_keeps_what_the_report_does_not_name(x: str, y: str) -> Non
     def check(generated: Request) -> None:
         body = _build(generated, x)
         validate_request(x, body)
-        there = convert_request(body, source=x, target=y, lenient=True)
+        there = convert_request(body, source=x, target=y, lenient=True,
+                                **_url(x, "m", generated.stream))
         validate_request(y, there.body)
-        back = convert_request(there.body, source=y, target=x, lenient=True)
+        back = convert_request(there.body, source=y, target=x, lenient=True,
+                               **_url(y, there.model, there.stream))
         validate_request(x, back.body)
         names = {e.what for e in there.report.entries} | {e.what for e in back.report.entries}
-        original = _parse(body, x)
-        returned = _parse(back.body, x)
+        original = _parse(body, x, generated.stream)
+        returned = _parse(back.body, x, back.stream)
         returned = _rename(_rename(returned, back.tool_names), there.tool_names)
         assert normalize(returned, names, x, y) == normalize(original, names, x, y)
 

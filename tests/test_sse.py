@@ -400,7 +400,7 @@ def test_a_decode_error_carries_the_messages_completed_before_it() -> None:
     parser = SSEParser()
     with pytest.raises(DecodeError) as info:
         parser.feed(b"data: a\n\nevent: e\ndata: b\n\ndata: \xff\n\ndata: c\n\n")
-    decoded = info.value.decoded
+    decoded = info.value.messages
     assert [(m.event, m.data) for m in decoded] == [("message", "a"), ("e", "b")]
     with pytest.raises(DecodeError):
         parser.feed(b"data: d\n\n")  # the parser is finished after an error

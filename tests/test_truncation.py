@@ -207,7 +207,7 @@ def _messages_of(body: bytes) -> list[SSEMessage]:
     try:
         out = parser.feed(body)
     except DecodeError as exc:
-        return list(exc.decoded)
+        return list(exc.messages)
     try:
         return out + parser.end(flush=True)
     except DecodeError:

@@ -250,3 +250,59 @@ def test_a_wrong_type_is_a_decode_error_naming_field_expected_and_arrived(
     for target in FORMATS:  # emit mode: a well-formed failure, read by the SDK as an error
         out = b"".join(convert([body], source=fmt, target=target, on_error="emit"))
         assert sdk().verdict(target, out) == "error"
+
+
+# -- what a Converter tells its caller about the end of the stream -----------------------------
+
+_CHAT_HEAD = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+              b'[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}'
+              b'\n\n')
+_CHAT_STOP = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":'
+              b'[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+
+
+def test_the_converter_s_outcome_is_the_terminal_event_the_target_got() -> None:
+    clean = Converter("chat", "messages")
+    clean.feed(_CHAT_HEAD)
+    assert clean.outcome is None  # still running
+    clean.feed(_CHAT_STOP)
+    clean.end()
+    assert isinstance(clean.outcome, Stop) and clean.outcome.reason == "end_turn"
+    cut = Converter("chat", "messages")
+    cut.feed(_CHAT_HEAD)
+    cut.end()
+    assert isinstance(cut.outcome, Error) and cut.outcome.kind == "truncated"
+    failed = Converter("chat", "messages")
+    failed.feed(_CHAT_HEAD)
+    failed.abort(OSError("reset"))
+    assert isinstance(failed.outcome, Error) and "OSError: reset" in failed.outcome.message
+    bad = Converter("chat", "messages", on_error="emit")
+    bad.feed(_CHAT_HEAD + b"data: {nope\n\n")
+    assert isinstance(bad.outcome, Error) and bad.outcome.kind == "bad_input"
+    assert isinstance(bad.input_error, DecodeError) and bad.input_error.format == "chat"
+
+
+def test_raise_mode_gives_the_target_bytes_of_what_decoded_before_the_bad_input() -> None:
+    converter = Converter("chat", "responses")
+    with pytest.raises(DecodeError) as info:
+        converter.feed(_CHAT_HEAD + b"data: {nope\n\n")  # one chunk: a good event, a bad one
+    good = info.value.events
+    assert [type(e).__name__ for e in good][:1] == ["MessageStart"]
+    assert b"response.output_text.delta" in info.value.output  # the text "Hi", written
+    assert converter.input_error is None  # raise mode leaves it to the caller
+
+
+def test_an_unknown_format_is_a_translate_error_at_every_entry_point() -> None:
+    import translate
+
+    calls = [
+        lambda: translate.get_decoder("gemin"),
+        lambda: translate.get_encoder("gemin"),
+        lambda: Converter("chat", "gemin"),
+        lambda: list(convert([b""], source="gemin", target="chat")),
+        lambda: translate.convert_request({"model": "m"}, source="images", target="chat"),
+        lambda: translate.convert_error(500, b"{}", source="gemin", target="chat"),
+    ]
+    for call in calls:
+        with pytest.raises(translate.TranslateError, match=r"unknown (request )?format"):
+            call()

@@ -6,9 +6,9 @@ This module owns the I/O the core refuses to do: it reads the raw file descripto
 live stream), hands each piece to the decoder at once, and flushes what the encoder produced
 before it reads again. It also owns the bundled example streams (`translate/examples/*.sse`).
 
-Theory of operation: a `Converter` routes the options and holds the loss report; the loop below
-drives its decoder and encoder itself (rather than `Converter.feed`) so that it can see the IR
-events go by and tell a truncated or failed upstream apart from a clean end.
+Theory of operation: conversion is a loop over a `Converter` (`feed`, `end`, `abort` when the
+read fails), as `translate.convert` is; its `outcome` tells a truncated or failed upstream
+apart from a clean end. `--events` is a loop over the source's decoder alone.
 
 Final objects (`translate.collect`): `--collect` builds the final object of
 `--to` (default: the source format) and prints it as JSON; `--from-object` reads a final JSON
@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import itertools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -39,9 +38,9 @@ from pydantic_core import to_json
 from .convert import Converter
 from .errors import DecodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
-from .formats import FORMATS, Decoder, decoder_class, encoder_class
+from .formats import FORMATS, decoder_class, encoder_class
+from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss, LossReport
-from .sse import SSEMessage
 
 if TYPE_CHECKING:
     if sys.version_info >= (3, 11):
@@ -55,7 +54,7 @@ PROG = "stream-translate"
 READ_SIZE = 64 * 1024
 """The most bytes one `os.read` asks for; a pipe returns fewer as soon as some arrived."""
 
-DETERMINISTIC_TIME = 1_700_000_000.0
+DETERMINISTIC_TIME = FIXED_TIME
 """The clock of `--deterministic` (the same fixed time as the test suite's)."""
 
 _EPILOG = """\
@@ -259,44 +258,59 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
          stderr: TextIO) -> int:
     options: dict[str, Any] = {"strict": True} if args.strict else {}
-    decoder: Decoder
-    report: LossReport
-    render: Callable[[list[Event]], bytes]
-    finish: Callable[[], bytes]
     if args.events:
-        report = LossReport()
-        decoder = decoder_class(args.source)(report=report, **options)
+        return _print_events(args, chunks, stdout, stderr, options)
+    if args.deterministic:
+        options["id_factory"] = counting_id_factory()
+        options["clock"] = lambda: DETERMINISTIC_TIME
+    converter = Converter(args.source, args.target, on_error=args.on_error, **options)
 
-        def render(events: list[Event]) -> bytes:
-            dumped = EVENT_LIST.dump_python(events, mode="json")
-            return b"".join([to_json(item) + b"\n" for item in dumped])
-
-        def finish() -> bytes:
-            return b""
-
-    else:
-        if args.deterministic:
-            counter = itertools.count(1)
-            options["id_factory"] = lambda prefix: f"{prefix}{next(counter):024d}"
-            options["clock"] = lambda: DETERMINISTIC_TIME
-        converter = Converter(args.source, args.target, on_error=args.on_error, **options)
-        report, decoder, encoder = converter.report, converter.decoder, converter.encoder
-
-        def render(events: list[Event]) -> bytes:
-            return b"".join([encoder.encode(event) for event in events])
-
-        finish = encoder.end
-
-    terminal: list[Error] = []
-
-    def emit(events: list[Event]) -> None:
-        if not events:
-            return
-        terminal.extend(e for e in events if isinstance(e, Error))
-        out = render(events)
+    def write(out: bytes) -> None:
         if out:
             stdout.write(out)
             stdout.flush()  # relay each event as soon as it is complete
+
+    status = 0
+    try:
+        while not converter.input_done:  # until the end, or bad input in emit mode
+            try:
+                chunk = next(chunks)
+            except StopIteration:
+                break
+            except OSError as exc:  # the upstream failed mid-read: the target ends truncated
+                write(converter.abort(str(exc)))
+                stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
+                _write_report(args, converter.losses, stderr)
+                return 1
+            write(converter.feed(chunk))
+        write(converter.end())
+    except DecodeError as exc:  # raise mode: what decoded cleanly, then stop
+        write(exc.output)
+        stderr.write(f"{PROG}: {_describe(exc)}\n")
+        _write_report(args, converter.losses, stderr)
+        return 1
+    if converter.input_error is not None:  # emit mode: written as the target's error
+        stderr.write(f"{PROG}: {_describe(converter.input_error)}\n")
+        status = 1
+    if status == 0 and isinstance(converter.outcome, Error):
+        error = converter.outcome
+        what = "was truncated" if error.kind == "truncated" else f"reported an error ({error.kind})"
+        stderr.write(f"{PROG}: note: the upstream {what}: {_one_line(error.message)}\n")
+    _write_report(args, converter.losses, stderr)
+    return status
+
+
+def _print_events(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
+                  stderr: TextIO, options: dict[str, Any]) -> int:
+    """`--events`: the IR events as JSON lines, each written as soon as it is decoded."""
+    report = LossReport()
+    decoder = decoder_class(args.source)(report=report, **options)
+
+    def write(events: list[Event]) -> None:
+        if events:
+            dumped = EVENT_LIST.dump_python(events, mode="json")
+            stdout.write(b"".join([to_json(item) + b"\n" for item in dumped]))
+            stdout.flush()
 
     status = 0
     try:
@@ -304,32 +318,19 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
             try:
                 chunk = next(chunks)
             except StopIteration:
-                emit(decoder.end())
+                write(decoder.end())
                 break
-            except OSError as exc:  # the upstream failed mid-read: a truncation (Converter.abort)
-                emit([Error(kind="truncated", message=f"{args.source}: upstream failed: {exc}")])
+            except OSError as exc:
+                write([Error(kind="truncated",
+                             message=f"{args.source}: upstream failed: {_one_line(str(exc))}")])
                 stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
                 status = 1
                 break
-            emit(decoder.feed(chunk))
+            write(decoder.feed(chunk))
     except DecodeError as exc:
-        # What the failing read decoded cleanly before the bad bytes is still delivered (a
-        # DecodeError may carry it as `decoded`: IR events, never raw SSE messages here).
-        emit([e for e in getattr(exc, "decoded", ()) if not isinstance(e, SSEMessage)])
+        write(exc.events)  # what the failing read decoded cleanly before the bad bytes
         stderr.write(f"{PROG}: {_describe(exc)}\n")
-        if args.on_error == "raise" or args.events:
-            _write_report(args, report.entries, stderr)
-            return 1
-        emit([Error(kind="bad_input", message=str(exc))])
         status = 1
-    tail = finish()
-    if tail:
-        stdout.write(tail)
-        stdout.flush()
-    if status == 0 and terminal:
-        error = terminal[0]
-        what = "was truncated" if error.kind == "truncated" else f"reported an error ({error.kind})"
-        stderr.write(f"{PROG}: note: the upstream {what}: {_one_line(error.message)}\n")
     _write_report(args, report.entries, stderr)
     return status
 
@@ -349,8 +350,7 @@ def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bina
 
     options: dict[str, Any] = {}
     if args.deterministic:
-        counter = itertools.count(1)
-        options["id_factory"] = lambda prefix: f"{prefix}{next(counter):024d}"
+        options["id_factory"] = counting_id_factory()
         options["clock"] = lambda: DETERMINISTIC_TIME
     losses: list[Loss] = []
     target = args.target or args.source

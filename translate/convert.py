@@ -37,10 +37,10 @@ class Decoding:
     upstream that fails before its terminal event becomes `Error(kind="truncated")`; anything
     wrong after the terminal event can no longer change the answer and is only reported. A
     `Converter` pairs it with an encoder, `translate.collect` with an accumulator, so both see
-    the same events.
+    the same events and the same `outcome`.
     """
 
-    __slots__ = ("_done", "_terminated", "decoder", "on_error", "upstream_error")
+    __slots__ = ("_done", "decoder", "input_error", "on_error", "outcome", "upstream_error")
 
     def __init__(self, decoder: Decoder, on_error: OnError = "raise") -> None:
         if on_error not in ("raise", "emit"):
@@ -48,11 +48,14 @@ class Decoding:
         self.decoder = decoder
         self.on_error: OnError = on_error
         self._done = False  # after bad input in emit mode: the rest of the input is ignored
-        # The terminal event (Stop or Error) went out: an error found later cannot be written
-        # any more (the client already has its answer), only reported.
-        self._terminated = False
+        self.outcome: Stop | Error | None = None
+        """The terminal event of the IR stream: the `Stop`, or the `Error` (the upstream's, a
+        truncation, bad input in emit mode); None while the stream runs. A failure found after
+        it cannot be written any more (the client already has its answer), only reported."""
         self.upstream_error: BaseException | None = None
         """The exception the upstream raised, when `abort()` was given one."""
+        self.input_error: DecodeError | None = None
+        """The bad input that emit mode turned into the stream's error (raise mode raises it)."""
 
     def feed(self, chunk: bytes) -> list[Event]:
         """The IR events of the next bytes; `[]` while nothing is complete."""
@@ -66,9 +69,10 @@ class Decoding:
             # After Stop only Usage may follow and after Error nothing, so a terminal event is
             # the last of its batch or followed by Usage: one type check per batch.
             last = type(events[-1])
-            if last is Stop or last is Error or (
-                    last is Usage and any(type(event) is Stop for event in events)):
-                self._terminated = True
+            if (last is Stop or last is Error or (
+                    last is Usage and any(type(event) is Stop for event in events))) \
+                    and self.outcome is None:
+                self._end_with(events)
         return events
 
     def end(self) -> list[Event]:
@@ -77,9 +81,12 @@ class Decoding:
             return []
         self._done = True
         try:
-            return self.decoder.end()
+            events = self.decoder.end()
         except DecodeError as exc:
             return self._bad_input(exc)
+        if self.outcome is None:
+            self._end_with(events)  # a truncation or a late terminal event
+        return events
 
     def abort(self, reason: str | BaseException) -> list[Event]:
         """The upstream failed before its end: a truncation, unless the answer was complete
@@ -90,35 +97,47 @@ class Decoding:
         if self._done:
             return []
         self._done = True
-        if self._terminated:
+        if self.outcome is not None:
             self.decoder.report.add("decode", self.decoder.format, "upstream_failure",
                                     f"the upstream failed after its terminal event: {reason}")
             return []
-        return [Error(kind="truncated",
-                      message=f"{self.decoder.format}: upstream failed: {reason}")]
+        error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
+        self.outcome = error
+        return [error]
 
     @property
     def input_done(self) -> bool:
         """True once no more input is wanted: bad input in emit mode, `end()` or `abort()`."""
         return self._done
 
+    def _end_with(self, events: list[Event]) -> None:
+        """Record the first terminal event of `events`, if any, as the `outcome`."""
+        for event in events:
+            if type(event) is Stop or type(event) is Error:
+                self.outcome = event
+                return
+
     def _bad_input(self, exc: DecodeError) -> list[Event]:
-        """Raise, or deliver what decoded cleanly before the failure and then the failure.
+        """Raise (what decoded cleanly before the failure is `exc.events`), or deliver those
+        events and then the failure as the stream's error.
 
         Bad input after the source's terminal event (a chunk after `[DONE]`, say) cannot
         change an answer the client already has: in emit mode it is recorded in the loss
         report (`trailing_input`) and the IR stream is left as it was."""
+        self._done = True
+        decoded = list(exc.events)
+        if self.outcome is None:
+            self._end_with(decoded)
         if self.on_error == "raise":
             raise exc
-        self._done = True
-        decoded = list(exc.decoded)
-        if not self._terminated and any(type(e) is Stop or type(e) is Error for e in decoded):
-            self._terminated = True
-        if self._terminated:
+        self.input_error = exc
+        if self.outcome is not None:
             self.decoder.report.add("decode", self.decoder.format, "trailing_input",
                                     f"bad input after the terminal event was ignored: {exc}")
             return decoded
-        return [*decoded, Error(kind="bad_input", message=str(exc))]
+        error = Error(kind="bad_input", message=str(exc))
+        self.outcome = error
+        return [*decoded, error]
 
 
 class Converter:
@@ -148,7 +167,7 @@ class Converter:
             report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
         )
         self.decoding = Decoding(self.decoder, on_error)
-        """The decoder and the failure policy (`on_error`, truncation, `upstream_error`)."""
+        """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
         self.encoder: Encoder = enc_cls(
             report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
         )
@@ -157,7 +176,11 @@ class Converter:
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
-        events = self.decoding.feed(chunk)
+        try:
+            events = self.decoding.feed(chunk)
+        except DecodeError as exc:
+            self._written(exc)
+            raise
         if not events:
             return b""
         encode = self.encoder.encode
@@ -167,7 +190,12 @@ class Converter:
 
     def end(self) -> bytes:
         """The source stream is over: flush, report truncation, write the target's trailer."""
-        return self._encode(self.decoding.end()) + self.encoder.end()
+        try:
+            events = self.decoding.end()
+        except DecodeError as exc:
+            self._written(exc)
+            raise
+        return self._encode(events) + self.encoder.end()
 
     def abort(self, reason: str | BaseException) -> bytes:
         """The upstream failed (a connection error, say) before its end: finish the target as
@@ -187,9 +215,20 @@ class Converter:
         return self.decoding.on_error
 
     @property
+    def outcome(self) -> Stop | Error | None:
+        """The terminal event the target got: the `Stop`, or the `Error` (the upstream's, a
+        truncation, bad input in emit mode); None while the stream runs."""
+        return self.decoding.outcome
+
+    @property
     def upstream_error(self) -> BaseException | None:
         """The exception the upstream raised, when `abort()` was given one."""
         return self.decoding.upstream_error
+
+    @property
+    def input_error(self) -> DecodeError | None:
+        """The bad input that emit mode wrote as the target's error (raise mode raises it)."""
+        return self.decoding.input_error
 
     @property
     def input_done(self) -> bool:
@@ -206,6 +245,11 @@ class Converter:
     def _encode(self, events: list[Event]) -> bytes:
         encode = self.encoder.encode
         return b"".join([encode(event) for event in events])
+
+    def _written(self, exc: DecodeError) -> None:
+        """Raise mode: the events decoded before the bad input, written in the target format
+        (`output`: the bytes a proxy can still send before it closes the stream)."""
+        exc.output = self._encode(exc.events)
 
 
 class ToolNames(Encoder):

@@ -18,7 +18,11 @@ asks for one final object (`translate.collect`) does it become an exception:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # errors.py imports nothing of ours at run time (the bottom of the graph)
+    from .events import Event
+    from .sse import SSEMessage
 
 __all__ = ["DecodeError", "EncodeError", "RequestError", "TranslateError", "UpstreamError"]
 
@@ -69,16 +73,24 @@ class TranslateError(Exception):
 class DecodeError(TranslateError):
     """The input is not valid for its declared format; the upstream is at fault.
 
-    `decoded` holds what the same `feed()` call decoded before the failure (SSE messages from
-    the parser, IR events from a decoder), so a converter can still deliver it: one network chunk
-    often carries several events, and the good ones before the bad one are not to be lost.
+    What the same `feed()` call completed before the failure, so that it can still be
+    delivered (one network chunk often carries several events, and the good ones before the
+    bad one are not to be lost), one field per layer: `events`, the IR events a format
+    decoder produced, `messages`, the SSE messages `translate.sse.SSEParser` completed (set when
+    the parser itself raised), and `output`, those events written in the target format (set
+    when a `Converter` raised it, in its raise mode: the bytes a proxy can still send before it
+    closes the stream).
     """
 
-    decoded: list[Any]
+    events: list[Event]
+    messages: list[SSEMessage]
+    output: bytes
 
     def __init__(self, message: str, **kwargs: Any) -> None:
         super().__init__(message, **kwargs)
-        self.decoded = []
+        self.events = []
+        self.messages = []
+        self.output = b""
 
 
 class EncodeError(TranslateError):
@@ -88,10 +100,10 @@ class EncodeError(TranslateError):
 class RequestError(TranslateError):
     """A request body cannot be translated: `field` is the path of the offending field
     (`messages[2].content[0].detail`, None for the whole body), `source` and `target` the
-    formats. Top-level fields carry the client's own names; inside the conversation, a
-    target-side refusal counts the turns of the neutral model (a chat system message or a
-    run of tool messages is one turn). `format` is the format at fault: the target for a
-    field it cannot carry, the source for an unknown or malformed field."""
+    formats. The path points into the body the client sent, also inside the conversation
+    where several source items make one turn of the neutral model. `format` is the format at
+    fault: the target for a field it cannot carry, the source for an unknown or malformed
+    field."""
 
     def __init__(self, message: str, *, field: str | None = None, source: str,
                  target: str) -> None:

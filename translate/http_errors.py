@@ -47,7 +47,7 @@ from datetime import datetime
 from typing import Any, Final, Literal
 
 from .events import ErrorKind
-from .formats import FORMATS
+from .formats import unknown_format
 from .formats._openai import openai_error_kind
 
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
@@ -133,8 +133,7 @@ def vendor_of(format: str) -> Vendor:
     try:
         return _VENDORS[format]
     except KeyError:
-        raise ValueError(f"unknown format {format!r}; expected one of "
-                         f"{', '.join(FORMATS)}") from None
+        raise unknown_format(format) from None
 
 
 def error_for(target: str, kind: ErrorKind, message: str, *, status: int | None = None,

@@ -40,12 +40,16 @@ from __future__ import annotations
 
 import hashlib
 import importlib
+import json
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
 
+from pydantic_core import to_json
+
 from .errors import RequestError
+from .formats import unknown_format
 from .report import LossReport
 
 __all__ = [
@@ -86,15 +90,20 @@ __all__ = [
     "effort_for",
     "extra_keys",
     "field_name",
+    "finite_json",
     "read_texts",
     "valid_id",
     "valid_name",
 ]
 
-RequestFormat = Literal["chat", "responses", "messages"]
+RequestFormat = Literal["chat", "responses", "messages", "gemini"]
 """The formats with a request side (images streams have no request translation)."""
 
-_FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages")
+_FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages", "gemini")
+
+URL_FIELDS: tuple[RequestFormat, ...] = ("gemini",)
+"""Formats whose model and choice of streaming are in the URL, not the body
+(`convert_request`'s `model` and `stream`)."""
 
 _EMPTY: Mapping[str, Any] = {}
 
@@ -242,6 +251,11 @@ class Message:
     """The content, in order."""
     extra: Mapping[str, Any] | None = None
     """Source-format keys the model does not name (chat `name`, responses `phase`)."""
+    index: int = field(default=-1, compare=False, repr=False)
+    """Where the turn starts in the source body's list (`messages[]`, `input[]`), so that
+    errors and reports name the field the client sent (`RequestContext.part`); -1 for a
+    message built by hand, whose paths are its position in `Request.messages`. Not part of
+    the message's value (equality)."""
 
 
 @dataclass(slots=True)
@@ -430,19 +444,26 @@ budget maps back to the highest effort whose budget it reaches (`effort_for`): 1
 `minimal`, 2048-8191 `low`, ..., 65536 and more `max`; below 1024 is `minimal`."""
 
 TOOL_CHOICE: dict[str, dict[RequestFormat, Any]] = {
-    "auto": {"chat": "auto", "responses": "auto", "messages": {"type": "auto"}},
-    "required": {"chat": "required", "responses": "required", "messages": {"type": "any"}},
-    "none": {"chat": "none", "responses": "none", "messages": {"type": "none"}},
+    "auto": {"chat": "auto", "responses": "auto", "messages": {"type": "auto"},
+             "gemini": {"functionCallingConfig": {"mode": "AUTO"}}},
+    "required": {"chat": "required", "responses": "required", "messages": {"type": "any"},
+                 "gemini": {"functionCallingConfig": {"mode": "ANY"}}},
+    "none": {"chat": "none", "responses": "none", "messages": {"type": "none"},
+             "gemini": {"functionCallingConfig": {"mode": "NONE"}}},
     "tool": {"chat": {"type": "function", "function": {"name": "NAME"}},
              "responses": {"type": "function", "name": "NAME"},
-             "messages": {"type": "tool", "name": "NAME"}},
+             "messages": {"type": "tool", "name": "NAME"},
+             "gemini": {"functionCallingConfig": {"mode": "ANY",
+                                                  "allowedFunctionNames": ["NAME"]}}},
 }
-"""`ToolChoice.mode` -> each format's `tool_choice` (`NAME` is the tool's name)."""
+"""`ToolChoice.mode` -> each format's `tool_choice` (gemini: `toolConfig`; `NAME` is the tool's
+name)."""
 
 PARALLEL_TOOL_CALLS: dict[RequestFormat, str] = {
     "chat": "parallel_tool_calls: false",
     "responses": "parallel_tool_calls: false",
     "messages": "tool_choice.disable_parallel_tool_use: true",
+    "gemini": "(none: refused)",
 }
 """Where each format says "at most one tool call per turn"."""
 
@@ -450,18 +471,22 @@ NAME_LIMITS: dict[RequestFormat, tuple[str, int]] = {
     "chat": ("a-zA-Z0-9_-", 64),
     "responses": ("a-zA-Z0-9_-", 64),
     "messages": ("a-zA-Z0-9_-", 128),
+    "gemini": ("a-zA-Z0-9_.:-", 128),
 }
 """Tool names each API accepts: characters and maximum length (OpenAI "a-z, A-Z, 0-9,
-underscores and dashes, at most 64"; Anthropic `^[a-zA-Z0-9_-]{1,128}$`)."""
+underscores and dashes, at most 64"; Anthropic `^[a-zA-Z0-9_-]{1,128}$`; Gemini "a-z, A-Z,
+0-9, underscores, dots, colons and dashes, at most 128")."""
 
 ID_LIMITS: dict[RequestFormat, tuple[str | None, int | None]] = {
     "chat": (None, 40),
     "responses": (None, 64),
     "messages": ("a-zA-Z0-9_-", None),
+    "gemini": (None, None),
 }
 """Tool-call ids each API accepts: characters (None: any) and maximum length (None: no
 limit). Chat rejects ids over 40 characters ("expected a string with maximum length 40"),
-messages ids outside `^[a-zA-Z0-9_-]+$`."""
+messages ids outside `^[a-zA-Z0-9_-]+$`; a gemini request has no call ids (results are
+matched by name and order)."""
 
 OPENAI_SHARED: tuple[str, ...] = ("prompt_cache_key", "safety_identifier",
                                   "prompt_cache_retention")
@@ -497,53 +522,82 @@ REPORTED_LOSSES: dict[str, str] = {
     "beta": "an anthropic-beta value for a non-Anthropic target",
     "bookkeeping": "output-item ids and statuses of a responses history",
     "role": "a developer message carried as a system message (messages has no developer role)",
+    "thought_signature": "the placeholder thought signature (`skip_thought_signature_validator`) "
+                         "on the first function call of a model turn from another provider: "
+                         "Gemini 3 refuses an unsigned one, and only Gemini can sign",
 }
 """What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
 
 
 REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
-    "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`"},
+    "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`",
+        "gemini": "URL `models/{model}` (`convert_request(model=...)`, `RequestConversion.model`)"},
     "system": {"chat": "first message, role `system` or `developer`",
                "responses": "`instructions` (or a leading system/developer message)",
-               "messages": "`system`"},
-    "messages": {"chat": "`messages`", "responses": "`input`", "messages": "`messages`"},
+               "messages": "`system`",
+        "gemini": "`systemInstruction`"},
+    "messages": {"chat": "`messages`", "responses": "`input`", "messages": "`messages`",
+        "gemini": "`contents` (roles `user`, `model`)"},
     "tools": {"chat": "`tools`, web search as `web_search_options`", "responses": "`tools`",
-              "messages": "`tools`"},
+              "messages": "`tools`",
+        "gemini": "`tools[].functionDeclarations`, web search as `googleSearch`"},
     "tool_choice": {"chat": "`tool_choice`", "responses": "`tool_choice`",
-                    "messages": "`tool_choice`"},
+                    "messages": "`tool_choice`",
+        "gemini": "`toolConfig.functionCallingConfig` (`mode`, `allowedFunctionNames`)"},
     "parallel_tool_calls": {"chat": "`parallel_tool_calls`",
                             "responses": "`parallel_tool_calls`",
-                            "messages": "`tool_choice.disable_parallel_tool_use` (negated)"},
+                            "messages": "`tool_choice.disable_parallel_tool_use` (negated)",
+        "gemini": None},
     "max_tokens": {"chat": "`max_completion_tokens` (`max_tokens` is read too)",
                    "responses": "`max_output_tokens`",
-                   "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)"},
-    "temperature": {"chat": "`temperature`", "responses": "`temperature`", "messages": None},
-    "top_p": {"chat": "`top_p`", "responses": "`top_p`", "messages": None},
-    "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`"},
+                   "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)",
+        "gemini": "`generationConfig.maxOutputTokens`"},
+    "temperature": {"chat": "`temperature`", "responses": "`temperature`", "messages": None,
+        "gemini": "`generationConfig.temperature`"},
+    "top_p": {"chat": "`top_p`", "responses": "`top_p`", "messages": None,
+        "gemini": "`generationConfig.topP`"},
+    "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`",
+        "gemini": "`generationConfig.stopSequences`"},
     "reasoning": {"chat": "`reasoning_effort`",
                   "responses": "`reasoning.effort`, `reasoning.summary`",
                   "messages": "`thinking` (`budget_tokens`, `adaptive`, `disabled`), "
-                              "`output_config.effort`"},
+                              "`output_config.effort`",
+        "gemini": "`generationConfig.thinkingConfig` (`thinkingLevel`, `thinkingBudget`: 0 off, "
+                  "-1 dynamic; `includeThoughts`)"},
     "output": {"chat": "`response_format`", "responses": "`text.format`",
-               "messages": "`output_config.format` (json_schema only)"},
-    "verbosity": {"chat": "`verbosity`", "responses": "`text.verbosity`", "messages": None},
-    "stream": {"chat": "`stream`", "responses": "`stream`", "messages": "`stream`"},
+               "messages": "`output_config.format` (json_schema only)",
+        "gemini": "`generationConfig.responseMimeType` + `responseJsonSchema` "
+                  "(`responseSchema` is read)"},
+    "verbosity": {"chat": "`verbosity`", "responses": "`text.verbosity`", "messages": None,
+        "gemini": None},
+    "stream": {"chat": "`stream`", "responses": "`stream`", "messages": "`stream`",
+        "gemini": "URL `:streamGenerateContent?alt=sse` (`convert_request(stream=...)`)"},
     "include_usage": {"chat": "`stream_options.include_usage`", "responses": "(always)",
-                      "messages": "(always)"},
-    "metadata": {"chat": "`metadata`", "responses": "`metadata`", "messages": None},
-    "user": {"chat": "`user`", "responses": "`user`", "messages": "`metadata.user_id`"},
-    "n": {"chat": "`n`", "responses": None, "messages": None},
-    "seed": {"chat": "`seed`", "responses": None, "messages": None},
+                      "messages": "(always)",
+        "gemini": "(always)"},
+    "metadata": {"chat": "`metadata`", "responses": "`metadata`", "messages": None,
+        "gemini": None},
+    "user": {"chat": "`user`", "responses": "`user`", "messages": "`metadata.user_id`",
+        "gemini": None},
+    "n": {"chat": "`n`", "responses": None, "messages": None,
+        "gemini": "`generationConfig.candidateCount`"},
+    "seed": {"chat": "`seed`", "responses": None, "messages": None,
+        "gemini": "`generationConfig.seed`"},
     "logprobs": {"chat": "`logprobs`", "responses": "`include: [message.output_text.logprobs]`",
-                 "messages": None},
-    "top_logprobs": {"chat": "`top_logprobs`", "responses": "`top_logprobs`", "messages": None},
+                 "messages": None,
+        "gemini": "`generationConfig.responseLogprobs`"},
+    "top_logprobs": {"chat": "`top_logprobs`", "responses": "`top_logprobs`", "messages": None,
+        "gemini": "`generationConfig.logprobs`"},
     "store": {"chat": "`store`", "responses": "`store` (false when the source is stateless)",
-              "messages": None},
+              "messages": None,
+        "gemini": None},
     "previous_response_id": {"chat": None, "responses": "`previous_response_id`",
-                             "messages": None},
+                             "messages": None,
+        "gemini": None},
     "openai": {"chat": "`prompt_cache_key`, `safety_identifier`, `prompt_cache_retention`",
                "responses": "`prompt_cache_key`, `safety_identifier`, "
-                            "`prompt_cache_retention`", "messages": None},
+                            "`prompt_cache_retention`", "messages": None,
+        "gemini": None},
 }
 """Each `Request` field and where each format keeps it; None: the format has no place for it,
 so a request setting it is refused there (dropped and reported when lenient). `n` of 1 and
@@ -551,38 +605,51 @@ so a request setting it is refused there (dropped and reported when lenient). `n
 
 CONTENT: dict[str, dict[RequestFormat, str | None]] = {
     "Text": {"chat": "string content or `text` part", "responses": "`input_text` part "
-             "(assistant: a message item with string content)", "messages": "`text` block"},
+             "(assistant: a message item with string content)", "messages": "`text` block",
+        "gemini": "`text` part"},
     "Cache": {"chat": "`prompt_cache_breakpoint` of a part",
               "responses": "`prompt_cache_breakpoint` of a part",
-              "messages": "`cache_control` of a block or tool"},
+              "messages": "`cache_control` of a block or tool",
+        "gemini": None},
     "Image": {"chat": "`image_url` part (base64 as a data URL)",
               "responses": "`input_image` part (base64 as a data URL)",
-              "messages": "`image` block (`base64` or `url` source; no `detail`)"},
+              "messages": "`image` block (`base64` or `url` source; no `detail`)",
+        "gemini": "`inlineData` part (base64), `fileData` part (URL)"},
     "Document": {"chat": "`file` part, base64 PDF only (`filename`)",
                  "responses": "`input_file` part, PDF by data or URL (`filename`)",
-                 "messages": "`document` block (PDF base64 or URL, plain text; `title`)"},
+                 "messages": "`document` block (PDF base64 or URL, plain text; `title`)",
+        "gemini": "`inlineData` / `fileData` part, `application/pdf` (no title)"},
     "ToolCall": {"chat": "assistant `tool_calls[]`", "responses": "`function_call` item",
-                 "messages": "`tool_use` block"},
+                 "messages": "`tool_use` block",
+        "gemini": "`functionCall` part (no id: results are matched by name and order)"},
     "ToolResult": {"chat": "`tool` message (text only: images and documents move to a user "
                            "message after the tool messages; no `is_error`)",
                    "responses": "`function_call_output` item (string or parts; no "
                                 "`is_error`)",
-                   "messages": "`tool_result` block (`is_error`)"},
+                   "messages": "`tool_result` block (`is_error`)",
+        "gemini": "`functionResponse` part (`response`: `{output}`, `{error}` or the JSON "
+                  "object; images in `parts`)"},
     "Refusal": {"chat": "assistant `refusal`", "responses": "assistant text (reported)",
-                "messages": "text (reported)"},
+                "messages": "text (reported)",
+        "gemini": "text (reported)"},
     "Opaque (reasoning)": {"chat": None, "responses": "`reasoning` item, as sent",
-                           "messages": "`thinking` / `redacted_thinking` block, as sent"},
+                           "messages": "`thinking` / `redacted_thinking` block, as sent",
+        "gemini": "`thought` part, `thoughtSignature` (back on the part it was on)"},
     "FunctionTool": {"chat": "`{type: function, function: {name, description, parameters, "
                              "strict}}`",
                      "responses": "`{type: function, name, description, parameters, strict}`",
-                     "messages": "`{name, description, input_schema, strict}`"},
+                     "messages": "`{name, description, input_schema, strict}`",
+        "gemini": "`functionDeclarations[]`: `{name, description, parametersJsonSchema}` "
+                  "(`parameters` is read)"},
     "WebSearch": {"chat": "`web_search_options` (context size, location)",
                   "responses": "`{type: web_search}` (allowed domains, context size, "
                                "location)",
                   "messages": "`web_search_20250305` (allowed/blocked domains, max uses, "
-                              "location)"},
+                              "location)",
+        "gemini": "`googleSearch` (blocked domains as `excludeDomains`)"},
     "Opaque (other)": {"chat": "its own format only", "responses": "its own format only",
-                       "messages": "its own format only"},
+                       "messages": "its own format only",
+        "gemini": "its own format only"},
 }
 """Each part of the neutral model and its shape in each format (None: dropped and reported)."""
 
@@ -595,6 +662,15 @@ FIELD_NAMES: dict[RequestFormat, dict[str, str]] = {
     "messages": {"stop": "stop_sequences", "reasoning": "thinking",
                  "output": "output_config.format", "user": "metadata.user_id",
                  "parallel_tool_calls": "tool_choice.disable_parallel_tool_use"},
+    "gemini": {"system": "systemInstruction", "messages": "contents",
+               "max_tokens": "generationConfig.maxOutputTokens",
+               "temperature": "generationConfig.temperature", "top_p": "generationConfig.topP",
+               "stop": "generationConfig.stopSequences",
+               "reasoning": "generationConfig.thinkingConfig",
+               "output": "generationConfig.responseJsonSchema",
+               "n": "generationConfig.candidateCount", "seed": "generationConfig.seed",
+               "logprobs": "generationConfig.responseLogprobs",
+               "top_logprobs": "generationConfig.logprobs", "tool_choice": "toolConfig"},
 }
 """Each format's name for a `Request` field where it differs from the attribute (error
 messages and the report name the field as the client sent it)."""
@@ -698,6 +774,21 @@ def read_texts(content: Any, ctx: RequestContext, path: str,
     return tuple(out)
 
 
+def finite_json(args: dict[str, Any], ctx: RequestContext, path: str) -> str:
+    """An object of the body as JSON text: tool-call arguments (a messages `input`, a gemini
+    `args`) as OpenAI's `arguments`, a gemini function response as a result's text. NaN and
+    Infinity (which `json.loads` and a Python caller can put in a dict) are no JSON: refused
+    (`path` names the field), never written as bare tokens."""
+    out = to_json(args)
+    if b"NaN" not in out and b"Infinity" not in out:  # the usual case: one C search each
+        return out.decode()
+    try:  # the exact check (the words may just be inside a string), ~10x slower than to_json
+        json.dumps(args, allow_nan=False)
+    except ValueError:
+        ctx.invalid(path, "an object of finite JSON numbers", args)
+    return out.decode()
+
+
 def extra_keys(block: Mapping[str, Any],
                known: frozenset[str]) -> dict[str, Any] | None:
     """The keys of `block` the model does not name, or None (the usual case, checked in C
@@ -709,16 +800,37 @@ def extra_keys(block: Mapping[str, Any],
 
 # -- the conversion context -------------------------------------------------------------------
 
+Locate = Callable[[Mapping[str, Any], int, int], str]
+"""A reader's `part_path(body, index, part)`: the path in its source body of part `part` of the
+turn starting at item `index`."""
+
+_RESULT_CONTENT = {"chat": "content", "responses": "output", "messages": "content",
+                   "gemini": "functionResponse.parts"}
+"""Where each format keeps a tool result's content (`RequestContext.inner`)."""
+
+
 class RequestContext:
     """What readers and writers share for one conversion: the directions, the mode, the report
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("_names", "default_max_tokens", "headers", "ids", "lenient", "names",
-                 "report", "source", "target", "tool_names")
+    __slots__ = ("_names", "_turns", "body", "default_max_tokens", "headers", "ids", "lenient",
+                 "locate", "model", "names", "report", "source", "stream", "target",
+                 "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
-                 default_max_tokens: int = DEFAULT_MAX_TOKENS) -> None:
+                 default_max_tokens: int = DEFAULT_MAX_TOKENS,
+                 body: Mapping[str, Any] = _EMPTY, locate: Locate | None = None,
+                 model: str | None = None, stream: bool | None = None) -> None:
+        self.model = model
+        """The model, for a source that keeps it in the URL (gemini), else None."""
+        self.stream = stream
+        """Whether to stream, for a source that says so in the URL (gemini), else None."""
+        self.body = body
+        """The source body, for `locate`."""
+        self.locate = locate
+        """The source reader's `part_path`: the path in `body` of a part of a turn."""
+        self._turns = field_name(source, "messages")  # `messages` or `input`, for `at`
         self.source = source
         self.target = target
         self.lenient = lenient
@@ -733,6 +845,22 @@ class RequestContext:
         self.names: Mapping[str, str] = _Memo(self.tool_name)
         """Client tool name -> the name written for the target: `tool_name`, memoised for
         this request (a name recurs in every call of it)."""
+
+    def at(self, msg: Message, i: int) -> str:
+        """The path of turn `i` (`msg`) in the source body: `messages[3]`, `input[5]`."""
+        return f"{self._turns}[{i if msg.index < 0 else msg.index}]"
+
+    def part(self, path: str, msg: Message, part: int) -> str:
+        """The path in the source body of part `part` of `msg` (at `path`): a turn gathered
+        from several source items (chat `tool` messages, responses items) names the item the
+        part came from."""
+        if msg.index >= 0 and self.locate is not None:
+            return self.locate(self.body, msg.index, part)
+        return f"{path}.content[{part}]"
+
+    def inner(self, path: str, j: int) -> str:
+        """The path of item `j` of the content of the tool result at `path`."""
+        return f"{path}.{_RESULT_CONTENT[self.source]}[{j}]"
 
     @property
     def same(self) -> bool:
@@ -848,10 +976,23 @@ class RequestContext:
         if part.origin == self.target:
             return dict(part.raw)
         if part.reasoning:
-            self.lose("reasoning", f"{path}: {part.raw.get('type')} from {part.origin}")
+            self.lose("reasoning", f"{path}: {_kind_of(part.raw)} from {part.origin}")
         else:
-            self.refuse(path, f"{part.raw.get('type')} block of {part.origin}", what="opaque")
+            self.refuse(path, f"{_kind_of(part.raw)} block of {part.origin}", what="opaque")
         return None
+
+
+def _kind_of(raw: Mapping[str, Any]) -> str:
+    """What an opaque block is, for a report: its `type`, or for a gemini part (which has
+    none) `thought`, `thoughtSignature` or its one field (`executableCode`, ...)."""
+    kind = raw.get("type")
+    if isinstance(kind, str):
+        return kind
+    if raw.get("thought") is True:
+        return "thought"
+    if "thoughtSignature" in raw:
+        return "thoughtSignature"
+    return next(iter(raw), "block")
 
 
 def _leaf(path: str) -> str:
@@ -878,7 +1019,11 @@ class RequestConversion:
     """Headers the target needs for what the request uses (`anthropic-beta` for a messages
     target), possibly empty."""
     stream: bool
-    """Whether the client asked for a stream."""
+    """Whether the client asked for a stream (for a gemini target, which endpoint to call:
+    `:streamGenerateContent?alt=sse` or `:generateContent`)."""
+    model: str | None = None
+    """The model the client asked for (for a gemini target, the URL's `models/{model}`: the
+    body has no model)."""
 
 
 _MODULES: dict[str, Any] = {}
@@ -888,8 +1033,7 @@ def _format_module(format: str) -> Any:
     module = _MODULES.get(format)
     if module is None:
         if format not in _FORMATS:
-            raise ValueError(f"unknown request format {format!r}; expected one of "
-                             f"{', '.join(_FORMATS)}")
+            raise unknown_format(format, _FORMATS, "request format")
         module = _MODULES[format] = importlib.import_module(
             f"{__package__}.formats.{format}.request")
     return module
@@ -897,20 +1041,28 @@ def _format_module(format: str) -> Any:
 
 def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenient: bool = False,
                     headers: Mapping[str, str] | None = None,
-                    default_max_tokens: int = DEFAULT_MAX_TOKENS) -> RequestConversion:
+                    default_max_tokens: int = DEFAULT_MAX_TOKENS, model: str | None = None,
+                    stream: bool | None = None) -> RequestConversion:
     """Translate a request body of `source` format into a request body of `target` format.
 
     Raises `RequestError` for a field the target cannot carry (naming its path and the
     target) unless `lenient`, which drops it and lists it in the report. `headers` are the
     client's request headers (its `anthropic-beta` values are read for a messages source).
-    `default_max_tokens` is the messages `max_tokens` when the source set none."""
+    `default_max_tokens` is the messages `max_tokens` when the source set none. `model` and
+    `stream` are what the URL says for a source that keeps them out of its body (gemini:
+    `models/{model}:streamGenerateContent`); another source's body says it, so they are
+    refused there."""
     reader, writer = _format_module(source), _format_module(target)
     if type(body) is not dict and not isinstance(body, Mapping):
         raise RequestError(f"{source}: a request body must be a JSON object, not "
                            f"{type(body).__name__}", source=source, target=target)
+    if (model is not None or stream is not None) and source not in URL_FIELDS:
+        raise RequestError(f"{source}: the model and stream are fields of the body, not "
+                           "arguments of convert_request", source=source, target=target)
     ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]
-                         default_max_tokens=default_max_tokens)
+                         default_max_tokens=default_max_tokens, body=body,
+                         locate=reader.part_path, model=model, stream=stream)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
     return RequestConversion(body=out, report=ctx.report, tool_names=ctx.tool_names,
-                             headers=ctx.headers, stream=request.stream)
+                             headers=ctx.headers, stream=request.stream, model=request.model)

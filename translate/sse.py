@@ -140,7 +140,7 @@ class SSEParser:
         try:
             self._feed(chunk, out)
         except DecodeError as exc:
-            exc.decoded = out  # the messages completed before the bad line
+            exc.messages = out  # the messages completed before the bad line
             self._closed = True
             raise
         return out

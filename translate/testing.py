@@ -20,8 +20,8 @@ pytest but without syrupy still runs; the fixture then fails with an explanation
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Iterable
+import functools
+from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
@@ -30,28 +30,20 @@ from .convert import convert
 from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
 from .formats import decoder_class
+from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss
 
 __all__ = [
     "FIXED_TIME",
     "TranslateSnapshot",
     "counting_id_factory",
+    "event_lines",
     "run_conversion",
     "translate_snapshot",
 ]
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
-
-FIXED_TIME = 1_700_000_000.0
-"""The clock value `translate_snapshot` uses unless a `clock` option is given (2023-11-14)."""
-
-
-def counting_id_factory() -> Callable[[str], str]:
-    """Deterministic ids: `prefix` + a zero-padded counter (`msg_000000000000000000000001`)."""
-    counter = itertools.count(1)
-    return lambda prefix: f"{prefix}{next(counter):024d}"
-
 
 def run_conversion(
     data: bytes | Iterable[bytes],
@@ -85,6 +77,15 @@ def run_conversion(
     return out, events, losses
 
 
+def event_lines(data: bytes) -> str:
+    """An SSE stream as text, each line prefixed with the number of its event (`[3] data: ...`),
+    so that a line diff of two streams names the events that differ."""
+    text = data.decode("utf-8", "replace").replace("\r\n", "\n")
+    return "\n".join(f"[{n}] {line}" for n, event in enumerate(text.split("\n\n")) if event
+                     for line in event.split("\n"))
+
+
+@functools.cache
 def _extensions() -> tuple[type[Any], type[Any]]:
     """The two syrupy extensions, built on first use so that importing this module (as every
     pytest run does once the package is installed) does not require syrupy."""
@@ -92,12 +93,28 @@ def _extensions() -> tuple[type[Any], type[Any]]:
     from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
     class SSESnapshotExtension(SingleFileSnapshotExtension):
-        """One `.sse` file per snapshot, stored as the exact bytes."""
+        """One `.sse` file per snapshot, stored as the exact bytes; a mismatch is shown as a
+        diff of the streams' lines, each with its event's number (`event_lines`), not as
+        one `b'...'` line."""
 
         file_extension = "sse"
         _write_mode = WriteMode.BINARY
 
+        def diff_lines(self, serialized_data: Any, snapshot_data: Any) -> Iterator[str]:
+            if isinstance(serialized_data, bytes) and isinstance(snapshot_data, bytes):
+                serialized_data, snapshot_data = (event_lines(serialized_data),
+                                                  event_lines(snapshot_data))
+            yield from super().diff_lines(serialized_data, snapshot_data)
+
     return SSESnapshotExtension, JSONSnapshotExtension
+
+
+def __getattr__(name: str) -> Any:
+    # `SSESnapshotExtension`, for a project's own snapshot fixtures, built when first asked for
+    # (PEP 562) so that importing this module does not require syrupy
+    if name == "SSESnapshotExtension":
+        return _extensions()[0]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class TranslateSnapshot:

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import json
 from typing import Any
 
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
 
-__all__ = ["SDK_TYPES", "strict_validator", "validate_request"]
+__all__ = ["SDK_TYPES", "gemini_fields", "strict_validator", "validate_request"]
 
 
 def _types() -> dict[tuple[str, bool], Any]:
@@ -66,7 +67,47 @@ def strict_validator(tp: Any) -> SchemaValidator:
     return SchemaValidator(schema)  # type: ignore[arg-type]
 
 
+def gemini_fields() -> dict[str, Any]:
+    """The top-level fields of a gemini `generateContent` body, each with the google-genai
+    type it holds. The SDK has no type for the REST body itself: it builds it from
+    `GenerateContentParameters` (`contents`) and moves these `GenerateContentConfig` fields up
+    beside `generationConfig` (`models._GenerateContentParameters_to_mldev`); that each one
+    is a config field of the same type is checked here, so the table cannot drift."""
+    from google.genai import types
+
+    fields = {"contents": list[types.Content], "generationConfig": types.GenerationConfig,
+              "systemInstruction": types.Content, "tools": list[types.Tool],
+              "toolConfig": types.ToolConfig, "safetySettings": list[types.SafetySetting],
+              "cachedContent": str, "labels": dict[str, str]}
+    config = types.GenerateContentConfig.model_fields
+    for name in ("systemInstruction", "tools", "toolConfig", "safetySettings",
+                 "cachedContent", "labels"):
+        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+        assert snake in config, f"google-genai's GenerateContentConfig has no {snake}"
+    return fields
+
+
+@functools.cache
+def _gemini_body() -> Any:
+    """A model of the body: each field of `_gemini_fields`, optional, nothing else."""
+    from pydantic import AliasChoices, ConfigDict, Field, create_model
+
+    def snake(name: str) -> str:
+        return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
+
+    # the API reads both spellings, as the SDK's own models do (populate_by_name)
+    fields: dict[str, Any] = {
+        name: (tp | None, Field(None, validation_alias=AliasChoices(name, snake(name))))
+        for name, tp in gemini_fields().items()}
+    return create_model("GeminiBody", __config__=ConfigDict(extra="forbid"), **fields)
+
+
 def validate_request(format: str, body: dict[str, Any]) -> None:
-    """Raise `pydantic_core.ValidationError` unless `body` is a valid request of `format`."""
+    """Raise `pydantic_core.ValidationError` unless `body` is a valid request of `format`.
+    A gemini body is validated as JSON (`thoughtSignature` and `inlineData.data` are base64
+    bytes to the SDK), by the SDK's own models, which forbid unknown keys."""
+    if format == "gemini":
+        _gemini_body().model_validate_json(json.dumps(body))
+        return
     tp = SDK_TYPES[(format, body.get("stream") is True)]
     strict_validator(tp).validate_python(body)

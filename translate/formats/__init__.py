@@ -9,15 +9,17 @@ same files: `__init__.py` (its decoder and encoder classes), `wire.py` (mapping 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
+from ..errors import TranslateError
 from ._base import Decoder, Encoder
 
 if TYPE_CHECKING:
     from ._accumulate import Accumulator
 
 __all__ = ["FORMATS", "Decoder", "Encoder", "Format", "accumulator_class", "decoder_class",
-           "encoder_class", "get_decoder", "get_encoder"]
+           "encoder_class", "get_decoder", "get_encoder", "unknown_format"]
 
 Format = Literal["chat", "responses", "messages", "images"]
 """The four wire formats."""
@@ -29,9 +31,15 @@ _CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages
                  "images": "Images"}
 
 
+def unknown_format(format: object, known: Iterable[str] = FORMATS,
+                   noun: str = "format") -> TranslateError:
+    """The error for a format name that is not one of `known` (every entry point raises it)."""
+    return TranslateError(f"unknown {noun} {format!r}; expected one of {', '.join(known)}")
+
+
 def _module(format: str) -> Any:
     if format not in _CLASS_PREFIX:
-        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}")
+        raise unknown_format(format)
     return importlib.import_module(f"{__name__}.{format}")
 
 

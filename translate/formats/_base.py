@@ -19,6 +19,7 @@ bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder.
 
 from __future__ import annotations
 
+import itertools
 import secrets
 import string
 import time
@@ -33,10 +34,12 @@ from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
 
 __all__ = [
+    "FIXED_TIME",
     "MAX_COUNT",
     "Decoder",
     "Encoder",
     "count",
+    "counting_id_factory",
     "default_id_factory",
     "dumps",
     "json_type",
@@ -57,6 +60,17 @@ _ALNUM = string.ascii_letters + string.digits
 def default_id_factory(prefix: str) -> str:
     """A fresh id: `prefix` followed by 24 random letters and digits (`msg_…`, `resp_…`)."""
     return prefix + "".join(secrets.choice(_ALNUM) for _ in range(24))
+
+
+def counting_id_factory() -> Callable[[str], str]:
+    """Deterministic ids for reproducible output (snapshots, the CLI's `--deterministic`):
+    `prefix` + a zero-padded counter (`msg_000000000000000000000001`)."""
+    counter = itertools.count(1)
+    return lambda prefix: f"{prefix}{next(counter):024d}"
+
+
+FIXED_TIME = 1_700_000_000.0
+"""The clock value of reproducible output, with `counting_id_factory` (2023-11-14)."""
 
 
 MAX_COUNT = 2**53
@@ -223,7 +237,7 @@ class Decoder:
             messages = self._parser.feed(chunk)
         except DecodeError as exc:
             failure = self._rename(exc)
-            messages = exc.decoded  # the messages completed before the bad bytes
+            messages = exc.messages  # the messages completed before the bad bytes
         if not messages and failure is None:
             return []
         out: list[Event] = []
@@ -231,11 +245,11 @@ class Decoder:
             for message in messages:
                 out += self._handle(message)
         except DecodeError as exc:
-            exc.decoded = out
+            exc.events = out
             raise
         if failure is not None:
             self._closed = True
-            failure.decoded = out
+            failure.events = out
             raise failure
         return out
 
@@ -350,7 +364,7 @@ class Decoder:
 
     def _rename(self, exc: DecodeError) -> DecodeError:
         """Name the format in an SSE framing error ("chat: sse: line exceeds ...")."""
-        return DecodeError(  # `decoded` is filled in by feed(): IR events, not SSE messages
+        return DecodeError(  # its `events` are filled in by feed()
             f"{self.format}: {exc.message}",
             format=self.format,
             event=exc.event,

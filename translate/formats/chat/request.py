@@ -124,13 +124,12 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
             parts.append(Text(content))
     elif isinstance(content, list):
         for i, part in enumerate(content):
-            sub = f"{path}.content[{i}]"
             if isinstance(part, dict) and part.get("type") == "refusal":
                 parts.append(Refusal(text=part.get("refusal", "")))
             elif isinstance(part, dict) and part.get("type") == "text":
-                parts.append(_text(part, ctx, sub))
+                parts.append(_text(part, ctx, f"{path}.content[{i}]"))
             else:
-                ctx.invalid(sub, "a text or refusal part", part)
+                ctx.invalid(f"{path}.content[{i}]", "a text or refusal part", part)
     elif content is not None:
         ctx.invalid(f"{path}.content", "a string, a list of parts or null", content)
     refusal = msg.get("refusal")
@@ -151,7 +150,7 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
             ctx.invalid(f"{path}.tool_calls[{i}].function", "a name and string arguments", fn)
         parts.append(ToolCall(call["id"], name, args))
     if _ASSISTANT_KEYS.issuperset(msg):  # the usual case: no set built
-        return Message("assistant", tuple(parts))
+        return Message("assistant", tuple(parts), None, index)
     for key in msg.keys() - _ASSISTANT_KEYS:
         if key in ("name", "audio", "function_call"):
             if ctx.same:
@@ -160,7 +159,7 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
                 ctx.refuse(f"{path}.{key}")
         else:
             ctx.unknown(f"{path}.{key}")
-    return Message(role="assistant", parts=tuple(parts), extra=extra or None)
+    return Message("assistant", tuple(parts), extra or None, index)
 
 
 def _named(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> dict[str, Any] | None:
@@ -186,6 +185,7 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
     system_role = "system"
     out: list[Message] = []
     results: list[Part] = []  # the tool results of the current user turn
+    results_at = 0  # the index of its first tool message
     for i, msg in enumerate(messages):
         # paths are built for errors and reports only: a long history is the hot path
         if type(msg) is not dict:
@@ -203,22 +203,20 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
                 texts: tuple[Text, ...] = (Text(content),) if content else ()
             else:
                 texts = _texts(content, ctx, f"messages[{i}].content")
-            result = ToolResult(call_id, texts)
-            if results:
-                results.append(result)
-                out[-1] = Message("user", tuple(results))
-            else:
-                results = [result]
-                out.append(Message("user", (result,)))
+            if not results:
+                results_at = i
+            results.append(ToolResult(call_id, texts))
             continue
-        results = []
+        if results:  # a run of tool messages is one user turn
+            out.append(Message("user", tuple(results), None, results_at))
+            results = []
         if role in ("system", "developer"):
             texts = _texts(msg.get("content"), ctx, f"messages[{i}].content")
             extra = _named(msg, ctx, i)
             if i == 0 and extra is None:
                 system, system_role = texts, role
             else:
-                out.append(Message(role=role, parts=texts, extra=extra))
+                out.append(Message(role, texts, extra, i))
         elif role == "user":
             content = msg.get("content")
             if isinstance(content, str):
@@ -230,12 +228,39 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
                            for j, p in enumerate(content)])
             else:
                 ctx.invalid(f"messages[{i}].content", "a string or a list of parts", content)
-            out.append(Message(role="user", parts=parts, extra=_named(msg, ctx, i)))
+            out.append(Message("user", parts, _named(msg, ctx, i), i))
         elif role == "assistant":
             out.append(_assistant(msg, ctx, i))
         else:
             ctx.invalid(f"messages[{i}].role", "system, developer, user, assistant or tool", role)
+    if results:
+        out.append(Message("user", tuple(results), None, results_at))
     return system, system_role, tuple(out)
+
+
+def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
+    """The path of part `part` of the turn read from message `index` (`RequestContext.part`):
+    a run of tool messages is one turn of one result each; an assistant turn is its content
+    parts, then its refusal, then its tool calls."""
+    messages = body["messages"]
+    msg = messages[index]
+    if msg.get("role") == "tool":
+        return f"messages[{index + part}]"
+    content = msg.get("content")
+    n = len(content) if isinstance(content, list) else 1 if content else 0
+    if part < n:
+        return f"messages[{index}].content[{part}]" if isinstance(content, list) \
+            else f"messages[{index}].content"
+    if msg.get("role") == "assistant":
+        if isinstance(msg.get("refusal"), str):
+            if part == n:
+                return f"messages[{index}].refusal"
+            n += 1
+        return f"messages[{index}].tool_calls[{part - n}]"
+    return f"messages[{index}]"
+
+
+_FUNCTION_KEYS = frozenset({"name", "description", "parameters", "strict"})
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -246,11 +271,12 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
     fn = tool.get("function")
     if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
         ctx.invalid(f"{path}.function", "a function with a name", fn)
-    for key in fn:
-        if key not in ("name", "description", "parameters", "strict"):
-            ctx.unknown(f"{path}.function.{key}")
-    return FunctionTool(name=fn["name"], description=fn.get("description"),
-                        parameters=fn.get("parameters"), strict=fn.get("strict"))
+    if not _FUNCTION_KEYS.issuperset(fn):
+        for key in fn:  # in the body's order, so the first unknown field is named
+            if key not in _FUNCTION_KEYS:
+                ctx.unknown(f"{path}.function.{key}")
+    return FunctionTool(fn["name"], fn.get("description"), fn.get("parameters"),
+                        fn.get("strict"))
 
 
 def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoice | None:
@@ -432,13 +458,13 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
                 out.append({"role": "tool", "tool_call_id": ctx.ids[result.call_id],
                             "content": first.text})
                 continue
-            sub = f"{path}.content[{i}]"  # paths are built for reports and errors only
+            sub = ctx.part(path, msg, i)  # paths are built for reports and errors only
             texts = tuple(p for p in result.content if isinstance(p, Text))
             for j, p in enumerate(result.content):
                 if p.kind != "text":
-                    ctx.lose("tool_result_image", f"{sub}.content[{j}]: {p.kind} moved to a "
+                    ctx.lose("tool_result_image", f"{ctx.inner(sub, j)}: {p.kind} moved to a "
                              "user message after the tool messages")
-                    written = _write_user_part(p, ctx, f"{sub}.content[{j}]")
+                    written = _write_user_part(p, ctx, ctx.inner(sub, j))
                     if written is not None:
                         moved.append(written)
             if result.is_error:
@@ -451,7 +477,7 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
                         "content": _write_texts(texts, ctx, f"{sub}.content") if texts
                         else ""})
         else:
-            written = _write_user_part(part, ctx, f"{path}.content[{i}]")
+            written = _write_user_part(part, ctx, ctx.part(path, msg, i))
             if written is not None:
                 content.append(written)
     content = moved + content
@@ -467,30 +493,29 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
     refusals: list[str] = []
     calls: list[Any] = []
     for i, part in enumerate(msg.parts):
-        kind = part.kind
-        if kind == "text":
-            if part.cache is None and not part.extra:  # type: ignore[union-attr]
-                texts.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+        if part.kind == "text":
+            if part.cache is None and not part.extra:
+                texts.append({"type": "text", "text": part.text})
             else:  # paths are built for reports and errors only
-                texts.append(_write_text(part, ctx, f"{path}.content[{i}]"))  # type: ignore[arg-type]
-        elif kind == "refusal":
-            refusals.append(part.text)  # type: ignore[union-attr]
-        elif kind == "tool_call":
-            call: ToolCall = part  # type: ignore[assignment]
-            if call.cache is not None:
-                ctx.lose("cache_control", f"{path}.content[{i}]: cache breakpoint of a tool call")
-            if call.extra:
-                ctx.extra(f"{path}.content[{i}]", call.extra, {}, _BOOKKEEPING)
-            calls.append({"id": ctx.ids[call.id], "type": "function",
-                          "function": {"name": ctx.names[call.name],
-                                       "arguments": call.arguments or "{}"}})
-        elif kind == "opaque":
-            raw = ctx.opaque(f"{path}.content[{i}]", part)  # type: ignore[arg-type]
+                texts.append(_write_text(part, ctx, ctx.part(path, msg, i)))
+        elif part.kind == "refusal":
+            refusals.append(part.text)
+        elif part.kind == "tool_call":
+            if part.cache is not None:
+                ctx.lose("cache_control",
+                         f"{ctx.part(path, msg, i)}: cache breakpoint of a tool call")
+            if part.extra:
+                ctx.extra(ctx.part(path, msg, i), part.extra, {}, _BOOKKEEPING)
+            calls.append({"id": ctx.ids[part.id], "type": "function",
+                          "function": {"name": ctx.names[part.name],
+                                       "arguments": part.arguments or "{}"}})
+        elif part.kind == "opaque":
+            raw = ctx.opaque(ctx.part(path, msg, i), part)
             if raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
-            ctx.refuse(f"{path}.content[{i}]", f"a {kind} part in an assistant message",
-                       what=kind)
+            ctx.refuse(ctx.part(path, msg, i), f"a {part.kind} part in an assistant message",
+                       what=part.kind)
     out: dict[str, Any] = {"role": "assistant"}
     if texts:
         if len(texts) == 1 and len(texts[0]) == 2:
@@ -551,9 +576,8 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     if req.system:
         messages.append({"role": req.system_role,
                          "content": _write_texts(req.system, ctx, ctx.name("system"))})
-    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{prefix}[{i}]"
+        path = ctx.at(msg, i)
         if msg.role == "user":
             _write_user(msg, ctx, path, messages)
         elif msg.role == "assistant":

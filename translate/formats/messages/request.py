@@ -13,7 +13,6 @@ Anthropic model can verify their signatures, so they go back only to a messages 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,6 +41,7 @@ from ...request import (
     WebSearch,
     budget_for,
     extra_keys,
+    finite_json,
     read_texts,
 )
 
@@ -171,21 +171,8 @@ def _tool_use(block: Mapping[str, Any], ctx: RequestContext, path: str) -> Part:
         ctx.invalid(path, "a tool_use block with a string id and name", block)
     if not isinstance(args, dict):
         ctx.invalid(f"{path}.input", "an object", args)
-    return ToolCall(id=call_id, name=name, arguments=_arguments_json(args, ctx, path),
+    return ToolCall(id=call_id, name=name, arguments=finite_json(args, ctx, f"{path}.input"),
                     cache=_cache(block), extra=extra_keys(block, _TOOL_USE_KEYS))
-
-
-def _arguments_json(args: dict[str, Any], ctx: RequestContext, path: str) -> str:
-    """A tool_use input as the JSON text of OpenAI's `arguments`. NaN and Infinity (which a
-    Python caller can put in a dict) are no JSON: refused, never written as bare tokens."""
-    out = to_json(args)
-    if b"NaN" not in out and b"Infinity" not in out:  # the usual case: one C search each
-        return out.decode()
-    try:  # the exact check (the words may just be inside a string), ~10x slower than to_json
-        json.dumps(args, allow_nan=False)
-    except ValueError:
-        ctx.invalid(f"{path}.input", "an object of finite JSON numbers", args)
-    return out.decode()
 
 
 def _part(block: Any, ctx: RequestContext, path: str) -> Part:
@@ -221,11 +208,11 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             if key not in ("role", "content"):
                 ctx.unknown(f"messages[{i}].{key}")
     if role == "system":
-        return Message(role="system", parts=_texts(content, ctx, f"messages[{i}].content"))
+        return Message("system", _texts(content, ctx, f"messages[{i}].content"), None, i)
     if role != "user" and role != "assistant":
         ctx.invalid(f"messages[{i}].role", "user, assistant or system", role)
     if isinstance(content, str):
-        return Message(role, (Text(content),))
+        return Message(role, (Text(content),), None, i)
     if not isinstance(content, list):
         ctx.invalid(f"messages[{i}].content", "a string or a list of blocks", content)
     # the parts share the message's path (built for error messages only)
@@ -243,10 +230,10 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                out = to_json(args)  # _arguments_json inlined: its exact check is rarely needed
+                out = to_json(args)  # finite_json inlined: its exact check is rarely needed
                 if b"NaN" in out or b"Infinity" in out:
-                    parts.append(ToolCall(call_id, name, _arguments_json(args, ctx,
-                                                                         f"messages[{i}]")))
+                    parts.append(ToolCall(call_id, name, finite_json(
+                        args, ctx, f"messages[{i}].input")))
                 else:
                     parts.append(ToolCall(call_id, name, out.decode()))
         elif kind == "tool_result" and len(block) == 3 \
@@ -257,7 +244,7 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             parts.append(ToolResult(call_id, (Text(block["content"]),)))
         else:
             parts.append(_part(block, ctx, f"messages[{i}]"))
-    return Message(role, tuple(parts))
+    return Message(role, tuple(parts), None, i)
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -285,6 +272,15 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
                          max_uses=tool.get("max_uses"), user_location=location, raw=tool,
                          origin="messages")
     return Opaque(origin="messages", raw=tool)
+
+
+def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
+    """The path of block `part` of message `index`: blocks are read one to one
+    (`RequestContext.part`)."""
+    content = body["messages"][index].get("content")
+    if not isinstance(content, list):
+        return f"messages[{index}].content"
+    return f"messages[{index}].content[{part}]"
 
 
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
@@ -477,7 +473,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
                     and not content[0].extra:
                 out["content"] = content[0].text
             else:
-                out["content"] = [_write_part(p, ctx, f"{path}.content[{j}]")
+                out["content"] = [_write_part(p, ctx, ctx.inner(path, j))
                                   for j, p in enumerate(content)]
         if result.is_error:
             out["is_error"] = True
@@ -513,35 +509,32 @@ def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, An
     if len(parts) == 1 and parts[0].kind == "text" and parts[0].cache is None \
             and not parts[0].extra:
         return {"role": role, "content": parts[0].text}
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for i, part in enumerate(parts):
         # plain text and a plain one-text tool result are written inline (the hot path of a
         # long history); anything with a cache mark, extra keys or other parts, and the path
         # its messages need, goes through _write_part
-        kind = part.kind
-        if kind == "text" and part.cache is None and not part.extra:  # type: ignore[union-attr]
-            blocks.append({"type": "text", "text": part.text})  # type: ignore[union-attr]
+        if part.kind == "text" and part.cache is None and not part.extra:
+            blocks.append({"type": "text", "text": part.text})
             continue
-        if kind == "tool_call" and part.cache is None and not part.extra:  # type: ignore[union-attr]
-            call: ToolCall = part  # type: ignore[assignment]
+        if part.kind == "tool_call" and part.cache is None and not part.extra:
             try:
-                args = from_json(call.arguments)
+                args = from_json(part.arguments)
             except ValueError:
                 args = None  # empty or bad: _write_part says which
             if type(args) is dict:
-                blocks.append({"type": "tool_use", "id": ctx.ids[call.id],
-                               "name": ctx.names[call.name], "input": args})
+                blocks.append({"type": "tool_use", "id": ctx.ids[part.id],
+                               "name": ctx.names[part.name], "input": args})
                 continue
-        if kind == "tool_result":
-            result: ToolResult = part  # type: ignore[assignment]
-            content = result.content
+        if part.kind == "tool_result":
+            content = part.content
             if len(content) == 1 and content[0].kind == "text" and content[0].cache is None \
-                    and not content[0].extra and not result.is_error \
-                    and result.cache is None and not result.extra:
-                blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[result.call_id],
+                    and not content[0].extra and not part.is_error \
+                    and part.cache is None and not part.extra:
+                blocks.append({"type": "tool_result", "tool_use_id": ctx.ids[part.call_id],
                                "content": content[0].text})
                 continue
-        block = _write_part(part, ctx, f"{path}.content[{i}]")
+        block = _write_part(part, ctx, ctx.part(path, msg, i))
         if block is not None:
             blocks.append(block)
     if not blocks:
@@ -680,7 +673,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["system"] = _write_texts(req.system, ctx, "system")
     messages = []
     for i, msg in enumerate(req.messages):
-        out = _write_message(msg, ctx, f"messages[{i}]")
+        out = _write_message(msg, ctx, ctx.at(msg, i))
         if out is not None:
             messages.append(out)
     body["messages"] = messages

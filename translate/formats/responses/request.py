@@ -153,6 +153,7 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     without a call per item: a long history is the hot path."""
     out: list[Message] = []
     group: str | None = None  # the open turn: "assistant" or "results"
+    group_at = 0  # the index of its first item
     parts: list[Part] = []
     system: tuple[Text, ...] | None = None
     system_role = "system"
@@ -166,7 +167,9 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             role = item.get("role")
             if role not in ("user", "assistant", "system", "developer"):
                 ctx.invalid(f"input[{i}].role", "user, assistant, system or developer", role)
-            extra = _extra(item, _MESSAGE_KEYS)
+            # extra_keys' C check inlined on the three hot items: a call each is ~5% of a
+            # 20-turn conversion (bench/requests.py)
+            extra = None if _MESSAGE_KEYS.issuperset(item) else _extra(item, _MESSAGE_KEYS)
             content = item.get("content")
             if type(content) is str:  # the usual case: no call, no path string
                 new: tuple[Part, ...] = (Text(content),)
@@ -178,10 +181,10 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
                 continue
             if role != "assistant" or extra:  # a turn of its own
                 if parts:
-                    out.append(_turn(group, parts))
+                    out.append(_turn(group, parts, group_at))
                 group, parts = None, []
                 if new:
-                    out.append(Message(role=role, parts=new, extra=extra))
+                    out.append(Message(role, new, extra, i))
                 continue
             turn = "assistant"
         elif kind == "function_call":
@@ -189,7 +192,8 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             if type(call_id) is not str or type(name) is not str or type(args) is not str:
                 ctx.invalid(f"input[{i}]", "a function_call with call_id, name and arguments",
                             item)
-            new = (ToolCall(call_id, name, args, extra=_extra(item, _CALL_KEYS)),)
+            new = (ToolCall(call_id, name, args, None, None if _CALL_KEYS.issuperset(item)
+                            else _extra(item, _CALL_KEYS)),)
             turn = "assistant"
         elif kind == "function_call_output":
             new, turn = (_output_item(item, ctx, i),), "results"
@@ -203,17 +207,38 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             ctx.invalid(f"input[{i}].type", "an item type", kind)
         if turn != group:
             if parts:
-                out.append(_turn(group, parts))
-            group, parts = turn, []
+                out.append(_turn(group, parts, group_at))
+            group, parts, group_at = turn, [], i
         parts.extend(new)
     if parts:
-        out.append(_turn(group, parts))
+        out.append(_turn(group, parts, group_at))
     return system, system_role, tuple(out)
 
 
-def _turn(group: str | None, parts: list[Part]) -> Message:
-    """The message of a gathered turn (results are the user's)."""
-    return Message("user" if group == "results" else "assistant", tuple(parts))
+def _turn(group: str | None, parts: list[Part], index: int) -> Message:
+    """The message of a gathered turn (results are the user's) starting at item `index`."""
+    return Message("user" if group == "results" else "assistant", tuple(parts), None, index)
+
+
+def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
+    """The path of part `part` of the turn starting at item `index` (`RequestContext.part`):
+    a message item gives one part per content part (one for string content), any other item
+    one part."""
+    items = body.get("input")
+    if not isinstance(items, list):
+        return "input"
+    k = index
+    while k < len(items):
+        item = items[k]
+        content = item.get("content") if item.get("type", "message") == "message" else None
+        n = len(content) if isinstance(content, list) else 1
+        if part < n:
+            if isinstance(content, list):
+                return f"input[{k}].content[{part}]"
+            return f"input[{k}].content" if content is not None else f"input[{k}]"
+        part -= n
+        k += 1
+    return f"input[{index}]"
 
 
 def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
@@ -222,8 +247,8 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Pa
         ctx.invalid(f"input[{index}].call_id", "a string", call_id)
     output = item.get("output")
     if type(output) is str:  # the usual case
-        return ToolResult(call_id, (Text(output),) if output else (),
-                          extra=_extra(item, _OUTPUT_KEYS))
+        return ToolResult(call_id, (Text(output),) if output else (), False, None,
+                          None if _OUTPUT_KEYS.issuperset(item) else _extra(item, _OUTPUT_KEYS))
     path = f"input[{index}]"  # for error messages only
     parts: list[ResultPart] = []
     if isinstance(output, str):
@@ -240,6 +265,9 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Pa
     return ToolResult(call_id=call_id, content=tuple(parts), extra=_extra(item, _OUTPUT_KEYS))
 
 
+_FUNCTION_TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
+
+
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
     if not isinstance(tool, dict):
         ctx.invalid(path, "a tool object", tool)
@@ -247,11 +275,8 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
     if kind == "function":
         if not isinstance(tool.get("name"), str):
             ctx.invalid(f"{path}.name", "a string", tool.get("name"))
-        extra = {k: v for k, v in tool.items()
-                 if k not in ("type", "name", "description", "parameters", "strict")}
-        return FunctionTool(name=tool["name"], description=tool.get("description"),
-                            parameters=tool.get("parameters"), strict=tool.get("strict"),
-                            extra=extra or None)
+        return FunctionTool(tool["name"], tool.get("description"), tool.get("parameters"),
+                            tool.get("strict"), None, _extra(tool, _FUNCTION_TOOL_KEYS))
     if kind in ("web_search", "web_search_2025_08_26") and set(tool) <= {
             "type", "filters", "search_context_size", "user_location"}:
         filters = tool.get("filters") or {}
@@ -440,7 +465,7 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, items: list[Any]) 
             if pending:
                 items.append(_user_item(msg, pending))
                 pending = []
-            items.append(_write_result(part, ctx, path, i))
+            items.append(_write_result(part, ctx, path, msg, i))
         elif part.kind == "opaque" and part.origin == "responses" \
                 and part.raw.get("type") not in (None, "input_text", "input_image", "input_file"):
             if pending:
@@ -450,7 +475,7 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, items: list[Any]) 
         elif part.kind == "text" and part.cache is None and not part.extra:
             pending.append({"type": "input_text", "text": part.text})
         else:
-            written = _write_part(part, ctx, f"{path}.content[{i}]")
+            written = _write_part(part, ctx, ctx.part(path, msg, i))
             if written is not None:
                 pending.append(written)
     if pending:
@@ -468,8 +493,8 @@ def _user_item(msg: Message, parts: list[Any]) -> dict[str, Any]:
     return {"type": "message", "role": msg.role, "content": parts}
 
 
-def _write_result(result: ToolResult, ctx: RequestContext, parent: str, index: int
-                  ) -> dict[str, Any]:
+def _write_result(result: ToolResult, ctx: RequestContext, parent: str, msg: Message,
+                  index: int) -> dict[str, Any]:
     out: dict[str, Any] = {"type": "function_call_output", "call_id": ctx.ids[result.call_id]}
     content = result.content
     if not content:
@@ -478,11 +503,11 @@ def _write_result(result: ToolResult, ctx: RequestContext, parent: str, index: i
             and not content[0].extra:
         out["output"] = content[0].text
     else:
-        parts = [_write_part(p, ctx, f"{parent}.content[{index}].content[{j}]")
-                 for j, p in enumerate(content)]
+        path = ctx.part(parent, msg, index)
+        parts = [_write_part(p, ctx, ctx.inner(path, j)) for j, p in enumerate(content)]
         out["output"] = [p for p in parts if p is not None]
     if result.is_error or result.cache is not None or result.extra:
-        path = f"{parent}.content[{index}]"
+        path = ctx.part(parent, msg, index)
         if result.is_error:
             ctx.lose("is_error", f"{path}: the is_error flag")
         if result.cache is not None:
@@ -501,35 +526,36 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[A
                                     "content": text.text}
             if text.cache is not None:
                 ctx.lose("cache_control",
-                         f"{path}.content[{i}]: cache breakpoint of assistant text")
+                         f"{ctx.part(path, msg, i)}: cache breakpoint of assistant text")
             if text.extra:
                 if ctx.same:  # output_text annotations: the output-message form
                     item["content"] = [{"type": "output_text", "text": text.text,
                                         **text.extra}]
                 else:
-                    ctx.extra(f"{path}.content[{i}]", text.extra, {},
+                    ctx.extra(ctx.part(path, msg, i), text.extra, {},
                               frozenset({"annotations", "logprobs"}))
             items.append(item)
         elif kind == "refusal":
             items.append({"type": "message", "role": "assistant",
                           "content": part.text})  # type: ignore[union-attr]
-            ctx.lose("refusal", f"{path}.content[{i}]: carried as assistant text")
+            ctx.lose("refusal", f"{ctx.part(path, msg, i)}: carried as assistant text")
         elif kind == "tool_call":
             call: ToolCall = part  # type: ignore[assignment]
             out: dict[str, Any] = {"type": "function_call", "call_id": ctx.ids[call.id],
                                    "name": ctx.names[call.name],
                                    "arguments": call.arguments or "{}"}
             if call.cache is not None:
-                ctx.lose("cache_control", f"{path}.content[{i}]: cache breakpoint of a tool call")
+                ctx.lose("cache_control",
+                         f"{ctx.part(path, msg, i)}: cache breakpoint of a tool call")
             if call.extra:
-                ctx.extra(f"{path}.content[{i}]", call.extra, out, _BOOKKEEPING)
+                ctx.extra(ctx.part(path, msg, i), call.extra, out, _BOOKKEEPING)
             items.append(out)
         elif kind == "opaque":
-            raw = ctx.opaque(f"{path}.content[{i}]", part)  # type: ignore[arg-type]
+            raw = ctx.opaque(ctx.part(path, msg, i), part)  # type: ignore[arg-type]
             if raw is not None:
                 items.append(raw)
         else:
-            ctx.refuse(f"{path}.content[{i}]", f"a {kind} part in an assistant message",
+            ctx.refuse(ctx.part(path, msg, i), f"a {kind} part in an assistant message",
                        what=kind)
     if msg.extra:
         ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
@@ -578,9 +604,8 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
             body["instructions"] = req.system[0].text
         else:
             _write_user(Message(role=req.system_role, parts=req.system), ctx, "system", items)
-    prefix = ctx.name("messages")  # the turns of the neutral model
     for i, msg in enumerate(req.messages):
-        path = f"{prefix}[{i}]"
+        path = ctx.at(msg, i)
         if msg.role == "assistant":
             _write_assistant(msg, ctx, path, items)
         else:
