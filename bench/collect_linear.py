@@ -3,7 +3,7 @@
 A script, not a test (timings are noisy on shared machines). For each format the same answer
 (`deltas` text deltas, then a tool call whose arguments come in `deltas // 10` fragments) is
 written as that format's stream (chat by hand, the others by converting it), then collected:
-directly (the format's fold) and across formats (decode + encode + fold). Reports µs per delta,
+in its own format and across formats (decode + accumulate). Reports µs per delta,
 the 100k/10k ratio per delta (linear time: close to 1, the issue asks for at most 1.5), and the
 tracemalloc peak of the 100k collection next to the input and output sizes.
 

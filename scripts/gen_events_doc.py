@@ -62,7 +62,11 @@ def _class_section(node: ast.ClassDef) -> list[str]:
         if not isinstance(stmt, ast.AnnAssign) or not isinstance(stmt.target, ast.Name):
             continue
         name = stmt.target.id
-        default = ast.unparse(stmt.value) if stmt.value is not None else None
+        value = stmt.value
+        if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                and value.func.id == "field"):  # `field(default=None, repr=False)`
+            value = next((k.value for k in value.keywords if k.arg == "default"), None)
+        default = ast.unparse(value) if value is not None else None
         if name == "type":  # the discriminator tag: shown once, not as a field row
             value = stmt.value
             is_str = isinstance(value, ast.Constant) and isinstance(value.value, str)

@@ -15,6 +15,7 @@ What these tests prove:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import tracemalloc
 from collections.abc import AsyncIterator, Iterator
@@ -35,7 +36,6 @@ from tests.conftest import (
     OWN_FIXTURES,
     SHARED_FIXTURES,
     counting_id_factory,
-    recording,
     stream_params,
 )
 from tests.formats.test_chat import SDK_CANNOT_READ_ORIGINAL
@@ -152,14 +152,15 @@ SDK = {"chat": sdk_chat, "responses": sdk_responses, "messages": sdk_messages,
 
 
 def undo_repeats(ours: Any, sdk: Any) -> Any:
-    """openai-python's `accumulate_delta` concatenates a repeated `role`, tool call `id` or
-    reasoning detail `id` ("assistantassistant"); our fold keeps the value once (a role must
-    be "assistant" to validate). Map the SDK's repetitions back to the single value."""
+    """openai-python's `accumulate_delta` concatenates a repeated `role`, tool call `id`,
+    reasoning detail `id` or `format` ("assistantassistant", "unknownunknown"); we keep the value
+    once (a role must be "assistant" to validate, a format is one tag). Map the SDK's
+    repetitions back to the single value."""
     if isinstance(ours, dict) and isinstance(sdk, dict):
         out = {}
         for key, value in sdk.items():
             mine = ours.get(key)
-            if (key in ("role", "id", "name") and isinstance(mine, str) and mine
+            if (key in ("role", "id", "name", "format") and isinstance(mine, str) and mine
                     and isinstance(value, str) and value == mine * (len(value) // len(mine))):
                 out[key] = mine
             else:
@@ -189,12 +190,54 @@ CHAT_BY_DESIGN = {
 }
 
 
+def not_carried(name: str, sdk: dict[str, Any], ours: dict[str, Any],
+                losses: list[translate.Loss]) -> dict[str, Any]:
+    """The SDK's chat completion without what the IR does not carry (spec/mapping.md §7),
+    each time checking that the loss report names it: a same-format collection goes through
+    the decoder like a conversion, and keeps what the IR keeps."""
+    named = {loss.what for loss in losses}
+    choices = sdk["choices"]
+    if len(choices) > 1:  # only the choice the `choice` option selects (default 0)
+        assert "choice" in named
+        del choices[1:]
+    choice = choices[0]
+    message = choice["message"]
+    logprobs = choice.pop("logprobs", None)  # token logprobs are not carried
+    if logprobs and (logprobs.get("content") or logprobs.get("refusal")):
+        assert "logprobs" in named
+    for loss in losses:  # delta fields the decoder does not read
+        if loss.what == "delta_field":
+            del message[loss.detail.split("'")[1]]
+    mine = ours["choices"][0]["message"]
+    for key in ("content", "refusal"):
+        if not message.get(key) and not mine.get(key):
+            # "" or null for an answer without text: the IR does not say which was sent
+            message.pop(key, None)
+            mine.pop(key, None)
+    if "function_call" in message:  # the deprecated form: written as tool_calls[0], as convert
+        call = message.pop("function_call")
+        message["tool_calls"] = [{"index": 0, "id": mine["tool_calls"][0]["id"],
+                                  "type": "function", "function": call}]
+    for number, image in enumerate(message.get("images") or ()):
+        image.setdefault("index", number)  # numbered, so that the SDK merges the list
+    # An encrypted detail proves the thinking block before it: its id is lost where it had
+    # its own (the decoder reports it), and written once, on the block, where it shares it.
+    kept_ids = {d.get("id") for d in mine.get("reasoning_details") or ()}
+    for detail, kept in zip(message.get("reasoning_details") or (),
+                            mine.get("reasoning_details") or (), strict=True):
+        if detail["type"] == "reasoning.encrypted" and "id" in detail and "id" not in kept:
+            assert "reasoning_id" in named or detail["id"] in kept_ids
+            del detail["id"]
+    return sdk
+
+
 @pytest.mark.parametrize(("fmt", "path"), stream_params())
 def test_collect_builds_what_the_sdk_accumulator_builds(fmt: str, path: Path) -> None:
     body = path.read_bytes()
     name = path.stem
+    losses: list[translate.Loss] = []
     try:
-        ours = collect([body], source=fmt)
+        ours = collect([body], source=fmt, report=losses)
     except UpstreamError as exc:
         # the SDK fails on the same streams, except where it cannot tell a cut-off stream
         # from a finished one (no terminal event in chat, a truncated tool input in messages)
@@ -220,9 +263,9 @@ def test_collect_builds_what_the_sdk_accumulator_builds(fmt: str, path: Path) ->
             sdk_responses(body)  # the SDK refuses a resumed stream; we take its terminal event
         return
     sdk = SDK[fmt](body)
-    if fmt == "chat":
-        sdk = undo_repeats(ours, sdk)
     expected, got = drop_nones(sdk), drop_nones(jsonable(ours))
+    if fmt == "chat":
+        expected = not_carried(name, undo_repeats(got, expected), got, losses)
     if name in CHAT_BY_DESIGN:
         assert got != expected
         if name == "cloudflare-llama33-text":
@@ -422,6 +465,112 @@ def test_unknown_options_are_a_type_error() -> None:
         collect([b""], source="chat", nope=1)
     with pytest.raises(TypeError, match="nope"):
         list(replay({}, source="chat", target="chat", nope=1))
+
+
+# -- one decoder: collect sees the IR that convert sees ------------------------------------------
+
+FORMATS = ("chat", "responses", "messages", "images")
+
+
+def outcome(run: Any) -> tuple[Any, ...]:
+    """What a collection gave: the object, or the error's message, body and partial object.
+    A made-up OpenAI error body has `param: null` (the non-streaming shape); the error object
+    in a chat stream has none: the null is left out."""
+    try:
+        return ("object", run())
+    except UpstreamError as exc:
+        body = exc.body
+        error = body.get("error")
+        if isinstance(error, dict) and "param" in error and error["param"] is None:
+            body = {**body, "error": {k: v for k, v in error.items() if k != "param"}}
+        return ("error", exc.message, body, exc.partial)
+
+
+@pytest.mark.parametrize(("fmt", "path"), stream_params())
+@pytest.mark.parametrize("target", FORMATS)
+def test_collecting_into_another_format_equals_collecting_the_converted_stream(
+        fmt: str, path: Path, target: str) -> None:
+    """What a proxy answers non-streamed is what it would have streamed: the final object
+    built from the IR equals the target SDK's reading of the converted stream, the loss
+    report is the conversion's, and where the SDK raises on the stream's error, the error
+    (body and partial object) is what our collect reads from that stream."""
+    if fmt == target:
+        return
+    body = path.read_bytes()
+    converted: list[translate.Loss] = []
+    stream = b"".join(translate.convert([body], source=fmt, target=target, report=converted,
+                                        id_factory=counting_id_factory(), **DET))
+    losses: list[translate.Loss] = []
+    got = outcome(lambda: collect([body], source=fmt, target=target, report=losses,
+                                  id_factory=counting_id_factory(), **DET))
+    assert losses == converted
+    try:
+        sdk = SDK[target](stream)
+    except Exception:  # each SDK raises its own error type on an error event
+        assert got[0] == "error"
+        want = outcome(lambda: collect([stream], source=target))
+        if target != "responses":
+            assert got == want
+            return
+        # a responses partial object by content: the same-format one is rebuilt from the IR,
+        # which keeps no item ids or statuses
+        assert got[:3] == want[:3]
+        partial, partial_want = got[3], want[3]
+        assert (partial is None) == (partial_want is None)
+        if partial is not None:
+            assert content_view(target, partial) == content_view(target, partial_want)
+        return
+    assert got[0] == "object"
+    assert drop_nones(jsonable(got[1])) == drop_nones(sdk)
+
+
+def with_unknown_event(fmt: str, body: bytes) -> bytes:
+    """`body` with a well-formed payload of an unknown type after its first event."""
+    unknown = {"chat": b'{"mystery": 1}', "messages": b'{"type": "mystery_event"}',
+               "responses": b'{"type": "mystery_event"}', "images": b'{"type": "mystery_event"}'}
+    first, rest = body.split(b"\n\n", 1)
+    return first + b"\n\ndata: " + unknown[fmt] + b"\n\n" + rest
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("chat", "text_after_tool_calls"),
+                                           ("messages", "ping-between-every-event"),
+                                           ("responses", "refusal"),
+                                           ("images", "generate-one-partial")])
+@pytest.mark.parametrize("target", FORMATS)
+def test_strict_collect_rejects_what_strict_convert_rejects(
+        fmt: str, name: str, target: str) -> None:
+    body = with_unknown_event(fmt, path_of(fmt, name).read_bytes())
+    with pytest.raises(translate.DecodeError) as converting:
+        b"".join(translate.convert([body], source=fmt, target=target, strict=True, **DET))
+    with pytest.raises(translate.DecodeError) as collecting:
+        collect([body], source=fmt, target=target, strict=True, **DET)
+    assert collecting.value.message == converting.value.message
+    # lenient: skipped, and said so
+    losses: list[translate.Loss] = []
+    # (an image stream has no messages form; the decoding is what is tested here)
+    with contextlib.suppress(UpstreamError):
+        collect([body], source=fmt, target=target, report=losses, **DET)
+    assert any(loss.stage == "decode" and loss.what == "unknown" for loss in losses)
+
+
+@pytest.mark.parametrize("target", TEXT_FORMATS)
+def test_the_choice_option_selects_the_choice_that_is_collected(target: str) -> None:
+    body = path_of("chat", "n2_choices").read_bytes()
+    views = [content_view(target, collect([body], source="chat", target=target, choice=n,
+                                          **DET))["text"] for n in (0, 1)]
+    assert views == ["zero more", "one"]
+    with pytest.raises(TypeError, match="choice"):
+        collect([path_of("messages", "no-event-lines").read_bytes()], source="messages",
+                target=target, choice=1)
+
+
+@pytest.mark.parametrize("target", FORMATS)
+def test_options_that_only_shape_a_stream_are_refused_by_name(target: str) -> None:
+    stream_only = sorted(translate.get_encoder(target).options
+                         - translate.formats.accumulator_class(target).options)
+    for option in stream_only:
+        with pytest.raises(TypeError, match=f"{option}.*only shape"):
+            collect([b""], source="chat", target=target, **{option: None})
 
 
 # -- content views in the IR's semantics -------------------------------------------------------
@@ -645,8 +794,11 @@ def test_a_failed_response_replays_as_an_error_in_every_other_format() -> None:
 
 
 def test_losses_are_reported_for_a_replay() -> None:
-    obj = collect([recording("chat", "openai-gpt4o-n3-choices").read_bytes()],
-                  source="chat")
+    # an n=2 completion (collect keeps only the selected choice, so this one is made by hand)
+    obj = {"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "m",
+           "choices": [{"index": i, "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": text}}
+                       for i, text in enumerate(("zero", "one"))]}
     losses: list[translate.Loss] = []
     list(replay(obj, source="chat", target="messages", report=losses, **DET))
     assert any(loss.what == "choice" for loss in losses)

@@ -10,7 +10,7 @@ Theory of operation: conversion is a loop over a `Converter` (`feed`, `end`, `ab
 read fails), as `translate.convert` is; its `outcome` tells a truncated or failed upstream
 apart from a clean end. `--events` is a loop over the source's decoder alone.
 
-Final objects (`translate.collect`): `--collect` folds the stream into the final object of
+Final objects (`translate.collect`): `--collect` builds the final object of
 `--to` (default: the source format) and prints it as JSON; `--from-object` reads a final JSON
 object of `--from` instead of a stream and writes it as a stream of `--to` (`translate.replay`);
 both together convert one final object into another (`translate.convert_object`). When the
@@ -346,7 +346,7 @@ def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bina
                  stderr: TextIO) -> int:
     """`--collect` and `--from-object`: streams to final objects and back (`translate.collect`).
     Not live: a final object exists only once the whole input is in."""
-    from .collect import collect, replay  # the non-streaming side, only when asked for
+    from .collect import collect, convert_object, replay  # the non-streaming side, when asked
 
     options: dict[str, Any] = {}
     if args.deterministic:
@@ -364,15 +364,17 @@ def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bina
             if not isinstance(obj, dict):
                 stderr.write(f"{PROG}: the input is not a JSON object\n")
                 return 1
-            stream = replay(obj, source=args.source, target=target, report=losses,
-                            **({"strict": True} if args.strict else {}), **options)
-            if not args.collect:
-                for piece in stream:
+            strict = {"strict": True} if args.strict else {}
+            if args.collect:
+                result = convert_object(obj, source=args.source, target=target,
+                                        report=losses, **strict, **options)
+            else:
+                for piece in replay(obj, source=args.source, target=target, report=losses,
+                                    **strict, **options):
                     stdout.write(piece)
                     stdout.flush()
                 _write_report(args, losses, stderr)
                 return 0
-            result = collect(stream, source=target)
         else:
             if args.strict:
                 options["strict"] = True

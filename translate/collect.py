@@ -5,18 +5,21 @@
     >>> message = translate.collect(upstream_chunks, source="chat", target="messages")
     >>> body = b"".join(translate.replay(message, source="messages", target="responses"))
 
-- `collect(chunks, source=..., target=None)` folds a stream into the final object of `target`
-  (default: `source`). With no conversion, the source stream is folded directly by the format's
-  fold (`translate/formats/<fmt>/fold.py`), which mirrors the official SDK's accumulator, so
-  nothing is lost to the IR; otherwise the stream is converted (`translate.convert`, same
-  options) and the target stream is folded. `acollect` is the async twin; `collect_events`
-  folds IR events written by the target's encoder.
+- `collect(chunks, source=..., target=None)` decodes a stream with the source's decoder (the
+  one `convert` uses, with the same options and failure policy) and builds the final object of
+  `target` (default: `source`) from the IR with the target's accumulator
+  (`translate/formats/<fmt>/accumulate.py`). For the same format, the decoder keeps the
+  envelope objects it read (`keep_envelope`), so the object equals what the official SDK's
+  accumulator builds, up to what the IR does not carry (the loss report names it); for another
+  format it equals collecting the converted stream. `acollect` is the async twin;
+  `collect_events` builds the object from IR events.
 - `replay(obj, source=..., target=...)` writes a final object of `source` as a stream of
   `target`: the object is unfolded into IR events (`translate/formats/<fmt>/unfold.py`, text,
   reasoning and tool arguments cut into `chunk_size`-character deltas so a client still sees an
   incremental stream) and encoded by the target encoder. `replay_events` gives the IR.
-- `convert_object(obj, source=..., target=...)` is `collect(replay(obj, ...), source=target)`:
-  the non-streaming conversion goes through exactly the streaming mappings.
+- `convert_object(obj, source=..., target=...)` unfolds the object into IR events and
+  accumulates them as `target`: the non-streaming conversion goes through exactly the
+  streaming mappings.
 
 Failures. Where a format has a failed final object, `collect` returns it, as the SDK does: a
 Responses stream ending in `response.failed` or `response.incomplete` gives that response
@@ -36,16 +39,15 @@ Bad input (not valid for its format) raises `DecodeError`, as in `convert`.
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import AsyncIterable, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .convert import Converter, OnError, ToolNames
-from .errors import TranslateError, UpstreamError
+from .convert import Decoding, OnError, ToolNames, rename
+from .errors import UpstreamError
 from .events import Error, Event
-from .formats import decoder_class, encoder_class
+from .formats import accumulator_class, decoder_class, encoder_class, unfold_function
+from .formats._accumulate import Accumulator
 from .formats._base import Encoder
-from .formats._fold import Fold
 from .report import Loss, LossReport
 
 __all__ = [
@@ -53,122 +55,81 @@ __all__ = [
     "collect",
     "collect_events",
     "convert_object",
-    "fold_class",
     "replay",
     "replay_events",
 ]
 
-_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages", "images": "Images"}
-_FOLD_OPTIONS = frozenset({"max_event_size"})
+# What a decoder reports of the stream itself (news even when the object is the source's own).
+_STREAM_LOSSES = frozenset({"upstream_failure", "trailing_input", "unknown"})
 
 
-def fold_class(format: str) -> type[Fold]:
-    """The fold class of a format (`"chat"` -> `ChatFold`)."""
-    if format not in _PREFIX:
-        raise ValueError(f"unknown format {format!r}; expected one of {', '.join(_PREFIX)}")
-    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
-    cls: type[Fold] = getattr(module, _PREFIX[format] + "Fold")
-    return cls
-
-
-def _unfold(format: str) -> Callable[..., Iterator[Event]]:
-    decoder_class(format)  # validates the name
-    module = importlib.import_module(f"{__package__}.formats.{format}.unfold")
-    unfold: Callable[..., Iterator[Event]] = module.unfold
-    return unfold
-
-
-class _Watch(Encoder):
-    """Passes events to the real encoder and remembers the first IR `Error`, so that
-    `UpstreamError.kind` is the IR's (a truncation stays `truncated` in every target)."""
-
-    def __init__(self, inner: Encoder) -> None:  # no super().__init__: a pure proxy
-        self.inner = inner
-        self.format = inner.format  # type: ignore[misc]
-        self.report = inner.report
-        self.error: Error | None = None
-
-    def encode(self, event: Event) -> bytes:
-        if type(event) is Error and self.error is None:
-            self.error = event
-        return self.inner.encode(event)
-
-    def end(self) -> bytes:
-        return self.inner.end()
+def _accumulator(target: str, report: LossReport, options: dict[str, Any],
+                 allowed: frozenset[str] = frozenset()) -> Accumulator:
+    """The target's accumulator, after refusing the options neither it nor `allowed` take
+    (options that only shape a stream, such as `max_buffer`, are named as such)."""
+    cls = accumulator_class(target)
+    unknown = set(options) - cls.options - allowed
+    if unknown:
+        names = ", ".join(sorted(unknown))
+        if unknown <= encoder_class(target).options:
+            raise TypeError(f"option(s) {names} only shape a {target} stream; a final object "
+                            "has no use for them")
+        raise TypeError(f"unknown option(s) for a {target} final object: {names}")
+    return cls(report=report, **{k: v for k, v in options.items() if k in cls.options})
 
 
 class _Collector:
-    """One collection: a converter (None when folding the source directly) feeding a fold."""
+    """One collection: the source's decoder (with `convert`'s failure policy) feeding the
+    target's accumulator."""
 
-    __slots__ = ("converter", "fold", "watch")
+    __slots__ = ("accumulator", "decoding", "names", "report")
 
     def __init__(self, source: str, target: str | None, on_error: OnError,
                  options: dict[str, Any]) -> None:
         target = target or source
-        self.converter: Converter | None = None
-        self.watch: _Watch | None = None
-        if target == source and not options.get("tool_names"):
-            options.pop("tool_names", None)
-            dec, enc = decoder_class(source), encoder_class(source)
-            unknown = set(options) - dec.options - enc.options
-            if unknown:
-                raise TypeError(f"unknown option(s) for {source}: {', '.join(sorted(unknown))}")
-        else:
-            self.converter = Converter(source, target, on_error=on_error, **options)
-            self.watch = _Watch(self.converter.encoder)
-            self.converter.encoder = self.watch
-        self.fold = fold_class(target)(
-            **{k: v for k, v in options.items() if k in _FOLD_OPTIONS})
+        self.names: Mapping[str, str] | None = options.pop("tool_names", None) or None
+        dec = decoder_class(source)
+        self.report = LossReport()
+        self.accumulator = _accumulator(target, self.report, options, dec.options)
+        decoder = dec(report=self.report, keep_envelope=source == target,
+                      **{k: v for k, v in options.items() if k in dec.options})
+        self.decoding = Decoding(decoder, on_error)
+
+    @property
+    def done(self) -> bool:
+        """No more input is wanted (bad input in emit mode ended the stream)."""
+        return self.decoding.input_done
 
     def feed(self, chunk: bytes) -> None:
-        converter = self.converter
-        self.fold.feed(chunk if converter is None else converter.feed(chunk))
+        self._add(self.decoding.feed(chunk))
+
+    def _add(self, events: list[Event]) -> None:
+        add = self.accumulator.add
+        names = self.names
+        for event in events:
+            add(event if names is None else rename(event, names))
 
     def abort(self, exc: BaseException) -> dict[str, Any]:
-        """The upstream raised: always a truncation. The source's decoder still finishes the
-        target stream (it makes up what is missing, so the encoder sees a well-formed IR
-        stream), and the fold's error body, or the target's truncation body, is raised."""
+        """The upstream raised: always a truncation, even after a complete answer (which is
+        then the `partial` object)."""
+        self._add(self.decoding.abort(exc))
+        accumulator = self.accumulator
         reason = f"upstream failed: {type(exc).__name__}: {exc}"
-        partial: dict[str, Any] | None = None
-        body: dict[str, Any] | None = None
-        try:
-            partial = self.end()
-        except UpstreamError as failure:
-            partial, body = failure.partial, failure.body
-        except TranslateError:
-            pass  # the source was also malformed: the upstream failure is the news
-        if body is None:
-            body = _truncated_body(self.fold.format, reason)
-        raise UpstreamError(reason, kind="truncated", body=body, partial=partial,
-                            format=self.fold.format) from exc
+        body = accumulator.error_body(Error(kind="truncated", message=reason))
+        raise UpstreamError(reason, kind="truncated", body=body,
+                            partial=accumulator.partial(), format=accumulator.format) from exc
 
     def end(self) -> dict[str, Any]:
-        if self.converter is not None:
-            self.fold.feed(self.converter.end())
-        try:
-            return self.fold.end()
-        except UpstreamError as exc:
-            raise _with_ir_error(exc, self.watch) from None
+        self._add(self.decoding.end())
+        return self.accumulator.result()
 
     @property
     def losses(self) -> list[Loss]:
-        return self.converter.losses if self.converter is not None else []
-
-
-def _with_ir_error(exc: UpstreamError, watch: _Watch | None) -> UpstreamError:
-    """The fold's error (body in the target's shape) with the kind, message and raw error
-    the IR carried, when the stream was converted."""
-    error = watch.error if watch is not None else None
-    if error is None:
-        return exc
-    return UpstreamError(error.message, kind=error.kind, body=exc.body, raw=error.raw,
-                         partial=exc.partial, format=exc.format)
-
-
-def _truncated_body(format: str, message: str) -> dict[str, Any]:
-    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
-    body: dict[str, Any] = module.error_body("truncated", message)
-    return body
+        entries = self.report.entries
+        if self.accumulator.verbatim:
+            # the object is the source's own: only what happened to the stream is news
+            entries = [e for e in entries if e.stage == "encode" or e.what in _STREAM_LOSSES]
+        return entries
 
 
 def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
@@ -177,12 +138,14 @@ def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
     """The final object of `target` (default `source`) for a stream of `source` bytes.
 
     Raises `UpstreamError` where the stream ends in an error the target has no final object
-    for, or is truncated (see the module docstring). Options are those of `convert`; pass a
-    list as `report` to receive the loss report of a conversion."""
+    for, or is truncated (see the module docstring). Options are the source decoder's
+    (`strict`, `choice`, ...), the target's where they shape its final object (`id_factory`,
+    `clock`, `input_tokens`, ...) and `tool_names`; pass a list as `report` to receive what
+    the object could not carry."""
     collector = _Collector(source, target, on_error, options)
     upstream = iter(chunks)
     try:
-        while True:
+        while not collector.done:
             try:
                 chunk = next(upstream)
             except StopIteration:
@@ -206,7 +169,7 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | N
     collector = _Collector(source, target, on_error, options)
     upstream = aiter(chunks)
     try:
-        while True:
+        while not collector.done:
             try:
                 chunk = await anext(upstream)
             except StopAsyncIteration:
@@ -225,20 +188,14 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | N
 
 def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] | None = None,
                    **options: Any) -> dict[str, Any]:
-    """The final object of `target` for a stream of IR events: written by the target's
-    encoder (options `id_factory`, `clock`, ...), then folded."""
+    """The final object of `target` for a stream of IR events, built by the target's
+    accumulator (options `id_factory`, `clock`, ...)."""
     losses = LossReport()
-    inner = encoder_class(target)(report=losses, **options)
-    watch = _Watch(inner)
-    fold = fold_class(target)()
     try:
+        accumulator = _accumulator(target, losses, options)
         for event in events:
-            fold.feed(watch.encode(event))
-        fold.feed(watch.end())
-        try:
-            return fold.end()
-        except UpstreamError as exc:
-            raise _with_ir_error(exc, watch) from None
+            accumulator.add(event)
+        return accumulator.result()
     finally:
         if report is not None:
             report[:] = losses.entries
@@ -250,7 +207,7 @@ def replay_events(obj: dict[str, Any], *, source: str, chunk_size: int | None = 
     `choice` for chat): what the decoder would give for the stream that object came from."""
     if chunk_size is not None and chunk_size < 1:
         raise ValueError("chunk_size must be a positive number of characters, or None")
-    return _unfold(source)(obj, chunk_size=chunk_size, report=report, **options)
+    return unfold_function(source)(obj, chunk_size=chunk_size, report=report, **options)
 
 
 def replay(obj: dict[str, Any], *, source: str, target: str, chunk_size: int | None = 16,
@@ -293,13 +250,20 @@ def _encode(events: Iterator[Event], encoder: Encoder, losses: LossReport,
 def convert_object(obj: dict[str, Any], *, source: str, target: str,
                    report: list[Loss] | None = None, **options: Any) -> dict[str, Any]:
     """A final object of `source` format as the final object of `target`, through the same
-    mappings as the streaming path: `collect(replay(obj, ...), source=target)`. Raises
-    `UpstreamError` where `obj` is a failure the target has no final object for. Pass
-    `tool_names` (`RequestConversion.tool_names`) to give tool calls the client's names."""
-    losses: list[Loss] = []
+    mappings as the streaming path: the object's IR events (`replay_events`) accumulated as
+    `target`. Raises `UpstreamError` where `obj` is a failure the target has no final object
+    for. Options are the source decoder's and the target accumulator's; pass `tool_names`
+    (`RequestConversion.tool_names`) to give tool calls the client's names."""
+    names: Mapping[str, str] | None = options.pop("tool_names", None) or None
+    dec = decoder_class(source)
+    losses = LossReport()
     try:
-        return collect(replay(obj, source=source, target=target, report=losses, **options),
-                       source=target)
+        accumulator = _accumulator(target, losses, options, dec.options)
+        for event in replay_events(obj, source=source, chunk_size=None, report=losses,
+                                   keep_envelope=source == target,
+                                   **{k: v for k, v in options.items() if k in dec.options}):
+            accumulator.add(event if names is None else rename(event, names))
+        return accumulator.result()
     finally:
         if report is not None:
-            report[:] = losses
+            report[:] = losses.entries

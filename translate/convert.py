@@ -21,12 +21,123 @@ from typing import Any, Literal
 from .errors import DecodeError
 from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import decoder_class, encoder_class
-from .formats._base import Encoder
+from .formats._base import Decoder, Encoder
 from .report import Loss, LossReport
 
-__all__ = ["Converter", "ToolNames", "aconvert", "convert", "decode"]
+__all__ = ["Converter", "Decoding", "ToolNames", "aconvert", "convert", "decode", "rename"]
 
 OnError = Literal["raise", "emit"]
+
+
+class Decoding:
+    """The source side of a conversion: a decoder, and what a failure does to its IR stream.
+
+    `feed(chunk)`, `end()` and `abort(reason)` return IR events. Bad input raises, or (in
+    `"emit"` mode) becomes `Error(kind="bad_input")` after what decoded cleanly before it; an
+    upstream that fails before its terminal event becomes `Error(kind="truncated")`; anything
+    wrong after the terminal event can no longer change the answer and is only reported. A
+    `Converter` pairs it with an encoder, `translate.collect` with an accumulator, so both see
+    the same events and the same `outcome`.
+    """
+
+    __slots__ = ("_done", "decoder", "input_error", "on_error", "outcome", "upstream_error")
+
+    def __init__(self, decoder: Decoder, on_error: OnError = "raise") -> None:
+        if on_error not in ("raise", "emit"):
+            raise ValueError(f"on_error must be 'raise' or 'emit', not {on_error!r}")
+        self.decoder = decoder
+        self.on_error: OnError = on_error
+        self._done = False  # after bad input in emit mode: the rest of the input is ignored
+        self.outcome: Stop | Error | None = None
+        """The terminal event of the IR stream: the `Stop`, or the `Error` (the upstream's, a
+        truncation, bad input in emit mode); None while the stream runs. A failure found after
+        it cannot be written any more (the client already has its answer), only reported."""
+        self.upstream_error: BaseException | None = None
+        """The exception the upstream raised, when `abort()` was given one."""
+        self.input_error: DecodeError | None = None
+        """The bad input that emit mode turned into the stream's error (raise mode raises it)."""
+
+    def feed(self, chunk: bytes) -> list[Event]:
+        """The IR events of the next bytes; `[]` while nothing is complete."""
+        if self._done:
+            return []
+        try:
+            events = self.decoder.feed(chunk)
+        except DecodeError as exc:
+            return self._bad_input(exc)
+        if events:
+            # After Stop only Usage may follow and after Error nothing, so a terminal event is
+            # the last of its batch or followed by Usage: one type check per batch.
+            last = type(events[-1])
+            if (last is Stop or last is Error or (
+                    last is Usage and any(type(event) is Stop for event in events))) \
+                    and self.outcome is None:
+                self._end_with(events)
+        return events
+
+    def end(self) -> list[Event]:
+        """The source stream is over: what is pending, and the truncation report."""
+        if self._done:
+            return []
+        self._done = True
+        try:
+            events = self.decoder.end()
+        except DecodeError as exc:
+            return self._bad_input(exc)
+        if self.outcome is None:
+            self._end_with(events)  # a truncation or a late terminal event
+        return events
+
+    def abort(self, reason: str | BaseException) -> list[Event]:
+        """The upstream failed before its end: a truncation, unless the answer was complete
+        (then only `upstream_failure` in the loss report). See `Converter.abort`."""
+        if isinstance(reason, BaseException):
+            self.upstream_error = reason
+            reason = f"{type(reason).__name__}: {reason}"
+        if self._done:
+            return []
+        self._done = True
+        if self.outcome is not None:
+            self.decoder.report.add("decode", self.decoder.format, "upstream_failure",
+                                    f"the upstream failed after its terminal event: {reason}")
+            return []
+        error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
+        self.outcome = error
+        return [error]
+
+    @property
+    def input_done(self) -> bool:
+        """True once no more input is wanted: bad input in emit mode, `end()` or `abort()`."""
+        return self._done
+
+    def _end_with(self, events: list[Event]) -> None:
+        """Record the first terminal event of `events`, if any, as the `outcome`."""
+        for event in events:
+            if type(event) is Stop or type(event) is Error:
+                self.outcome = event
+                return
+
+    def _bad_input(self, exc: DecodeError) -> list[Event]:
+        """Raise (what decoded cleanly before the failure is `exc.events`), or deliver those
+        events and then the failure as the stream's error.
+
+        Bad input after the source's terminal event (a chunk after `[DONE]`, say) cannot
+        change an answer the client already has: in emit mode it is recorded in the loss
+        report (`trailing_input`) and the IR stream is left as it was."""
+        self._done = True
+        decoded = list(exc.events)
+        if self.outcome is None:
+            self._end_with(decoded)
+        if self.on_error == "raise":
+            raise exc
+        self.input_error = exc
+        if self.outcome is not None:
+            self.decoder.report.add("decode", self.decoder.format, "trailing_input",
+                                    f"bad input after the terminal event was ignored: {exc}")
+            return decoded
+        error = Error(kind="bad_input", message=str(exc))
+        self.outcome = error
+        return [*decoded, error]
 
 
 class Converter:
@@ -40,76 +151,51 @@ class Converter:
     not carry.
     """
 
-    __slots__ = ("_done", "decoder", "encoder", "input_error", "on_error", "outcome", "report",
-                 "upstream_error")
+    __slots__ = ("decoder", "decoding", "encoder", "report")
 
     def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
                  tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
-        if on_error not in ("raise", "emit"):
-            raise ValueError(f"on_error must be 'raise' or 'emit', not {on_error!r}")
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
         unknown = set(options) - dec_cls.options - enc_cls.options
         if unknown:
             raise TypeError(
                 f"unknown option(s) for {source} -> {target}: {', '.join(sorted(unknown))}"
             )
-        self.on_error: OnError = on_error
         self.report = LossReport()
         """What was dropped so far (`losses` lists it)."""
         self.decoder = dec_cls(
             report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
         )
+        self.decoding = Decoding(self.decoder, on_error)
+        """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
         self.encoder: Encoder = enc_cls(
             report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
         )
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
-        self._done = False  # after bad input in emit mode: the rest of the input is ignored
-        self.outcome: Stop | Error | None = None
-        """The terminal event the target got: the `Stop`, or the `Error` (the upstream's, a
-        truncation, bad input in emit mode); None while the stream runs. A failure found after
-        it cannot be written any more (the client already has its answer), only reported."""
-        self.upstream_error: BaseException | None = None
-        """The exception the upstream raised, when `abort()` was given one."""
-        self.input_error: DecodeError | None = None
-        """The bad input that emit mode wrote as the target's error (raise mode raises it)."""
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
-        if self._done:
-            return b""
         try:
-            events = self.decoder.feed(chunk)
+            events = self.decoding.feed(chunk)
         except DecodeError as exc:
-            return self._bad_input(exc)
+            self._written(exc)
+            raise
         if not events:
             return b""
         encode = self.encoder.encode
-        # After Stop only Usage may follow and after Error nothing, so a terminal event is the
-        # last of its batch or followed by Usage: one type check per batch, not per event.
-        last = type(events[-1])
-        if (last is Stop or last is Error or (
-                last is Usage and any(type(event) is Stop for event in events))) \
-                and self.outcome is None:
-            self._end_with(events)
         if len(events) == 1:
             return encode(events[0])
         return b"".join([encode(event) for event in events])
 
     def end(self) -> bytes:
         """The source stream is over: flush, report truncation, write the target's trailer."""
-        out = b""
-        if not self._done:
-            self._done = True
-            try:
-                events = self.decoder.end()
-            except DecodeError as exc:
-                return self._bad_input(exc) + self.encoder.end()
-            if self.outcome is None:
-                self._end_with(events)  # a truncation or a late terminal event
-            encode = self.encoder.encode
-            out = b"".join([encode(event) for event in events])
-        return out + self.encoder.end()
+        try:
+            events = self.decoding.end()
+        except DecodeError as exc:
+            self._written(exc)
+            raise
+        return self._encode(events) + self.encoder.end()
 
     def abort(self, reason: str | BaseException) -> bytes:
         """The upstream failed (a connection error, say) before its end: finish the target as
@@ -121,63 +207,49 @@ class Converter:
         even where a clean end of the bytes would have counted as complete (a chat stream
         between its finish_reason and its usage chunk, an image stream before `[DONE]`): an
         exception is never turned into a clean stop."""
-        if isinstance(reason, BaseException):
-            self.upstream_error = reason
-            reason = f"{type(reason).__name__}: {reason}"
-        if self._done:
-            return self.encoder.end()
-        self._done = True
-        if self.outcome is not None:
-            self.report.add("decode", self.decoder.format, "upstream_failure",
-                            f"the upstream failed after its terminal event: {reason}")
-            return self.encoder.end()
-        error = Error(kind="truncated", message=f"{self.decoder.format}: upstream failed: {reason}")
-        self.outcome = error
-        return self.encoder.encode(error) + self.encoder.end()
+        return self._encode(self.decoding.abort(reason)) + self.encoder.end()
+
+    @property
+    def on_error(self) -> OnError:
+        """`"raise"` or `"emit"`: what bad input does (see the module docstring)."""
+        return self.decoding.on_error
+
+    @property
+    def outcome(self) -> Stop | Error | None:
+        """The terminal event the target got: the `Stop`, or the `Error` (the upstream's, a
+        truncation, bad input in emit mode); None while the stream runs."""
+        return self.decoding.outcome
+
+    @property
+    def upstream_error(self) -> BaseException | None:
+        """The exception the upstream raised, when `abort()` was given one."""
+        return self.decoding.upstream_error
+
+    @property
+    def input_error(self) -> DecodeError | None:
+        """The bad input that emit mode wrote as the target's error (raise mode raises it)."""
+        return self.decoding.input_error
 
     @property
     def input_done(self) -> bool:
         """True once the converter wants no more input: bad input in emit mode ended the
         stream (the rest would be ignored), or `end()`/`abort()` was called. `convert` and
         `aconvert` stop reading the upstream then, and close it."""
-        return self._done
+        return self.decoding.input_done
 
     @property
     def losses(self) -> list[Loss]:
         """What the conversion could not carry, in order of first occurrence."""
         return self.report.entries
 
-    def _end_with(self, events: list[Event]) -> None:
-        """Record the first terminal event of `events`, if any, as the `outcome`."""
-        for event in events:
-            if type(event) is Stop or type(event) is Error:
-                self.outcome = event
-                return
-
-    def _bad_input(self, exc: DecodeError) -> bytes:
-        """Deliver what decoded cleanly before the failure, then raise the failure (its
-        `output`) or write it as the target's error.
-
-        Bad input after the source's terminal event (a chunk after `[DONE]`, say) cannot
-        change an answer the client already has: in emit mode it is recorded in the loss
-        report (`trailing_input`) and the target stream is left as it was."""
-        self._done = True
+    def _encode(self, events: list[Event]) -> bytes:
         encode = self.encoder.encode
-        decoded = exc.events
-        good = b"".join([encode(event) for event in decoded]) if decoded else b""
-        if self.outcome is None:
-            self._end_with(decoded)
-        if self.on_error == "raise":
-            exc.output = good
-            raise exc
-        self.input_error = exc
-        if self.outcome is not None:
-            self.report.add("decode", self.decoder.format, "trailing_input",
-                            f"bad input after the terminal event was ignored: {exc}")
-            return good
-        error = Error(kind="bad_input", message=str(exc))
-        self.outcome = error
-        return good + encode(error)
+        return b"".join([encode(event) for event in events])
+
+    def _written(self, exc: DecodeError) -> None:
+        """Raise mode: the events decoded before the bad input, written in the target format
+        (`output`: the bytes a proxy can still send before it closes the stream)."""
+        exc.output = self._encode(exc.events)
 
 
 class ToolNames(Encoder):
@@ -193,14 +265,19 @@ class ToolNames(Encoder):
         self.report = inner.report
 
     def encode(self, event: Event) -> bytes:
-        if type(event) is BlockStart and event.kind == "tool_call" and event.name is not None:
-            name = self.names.get(event.name)
-            if name is not None:
-                event = dataclasses.replace(event, name=name)
-        return self.inner.encode(event)
+        return self.inner.encode(rename(event, self.names))
 
     def end(self) -> bytes:
         return self.inner.end()
+
+
+def rename(event: Event, names: Mapping[str, str]) -> Event:
+    """`event`, with the client's own name when it starts a tool call that `names` maps."""
+    if type(event) is BlockStart and event.kind == "tool_call" and event.name is not None:
+        name = names.get(event.name)
+        if name is not None:
+            return dataclasses.replace(event, name=name)
+    return event
 
 
 def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",

@@ -120,7 +120,7 @@ class UpstreamError(TranslateError):
     `kind` is the IR `ErrorKind` (`"truncated"` for a cut-off stream), `raw` the provider's
     error object (None for a truncation), `body` the error in the target format's non-streaming
     shape (`{"error": {...}}` for the OpenAI formats, `{"type": "error", "error": {...}}` for
-    messages), ready for a proxy to answer with, and `partial` what was folded before the
+    messages), ready for a proxy to answer with, and `partial` what was collected before the
     failure (the format's final object, as far as it got), or None.
     """
 

@@ -22,12 +22,16 @@ work with `match` and cost one small allocation each. Pydantic sees them only th
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Discriminator, TypeAdapter
+from pydantic import Discriminator, Field, TypeAdapter
 
 _T = TypeVar("_T")
+
+Envelope = Annotated[dict[str, Any] | None, Field(exclude=True)]
+"""A provider object kept for an accumulator of the same format (`MessageStart.envelope`):
+left out of `EVENT_LIST` dumps and of `repr`, as it repeats what the source sent."""
 
 
 def _fast_init(cls: type[_T]) -> type[_T]:
@@ -58,6 +62,7 @@ __all__ = [
     "BlockKind",
     "BlockStart",
     "Citation",
+    "Envelope",
     "Error",
     "ErrorKind",
     "Event",
@@ -141,6 +146,12 @@ class MessageStart:
     """The model name the source reported, or None."""
     created: int | None = None
     """Unix seconds from the source (chat `created`, responses `created_at`), or None."""
+    envelope: Envelope = field(default=None, repr=False)
+    """The source's envelope as sent, for an accumulator of the same format
+    (`translate.collect`): chat the first chunk (with only the decoded choice, without its
+    delta), responses the `response` of its first lifecycle event, messages
+    `message_start.message`. Filled only by a decoder made with `keep_envelope=True`, else
+    None: encoders never need it, and dumps leave it out."""
     type: Literal["message_start"] = "message_start"
 
 
@@ -351,6 +362,10 @@ class Stop:
     """The provider's own value (`"stop"`, `"end_turn"`, `"max_output_tokens"`, ...)."""
     stop_sequence: str | None = None
     """The stop string that matched, where the source says (messages only)."""
+    envelope: Envelope = field(default=None, repr=False)
+    """The source's closing envelope as sent, for an accumulator of the same format:
+    responses the terminal `response`, messages the `message_delta` payload. Filled only with
+    `keep_envelope=True` (see `MessageStart.envelope`)."""
     type: Literal["stop"] = "stop"
 
 
@@ -367,6 +382,10 @@ class Error:
     """The provider's code (`"server_error"`, `"insufficient_quota"`, an HTTP status), if any."""
     raw: dict[str, Any] | None = None
     """The provider's error object, unchanged."""
+    envelope: Envelope = field(default=None, repr=False)
+    """The source's failed final object as sent, for an accumulator of the same format:
+    responses the `response` of `response.failed`. Filled only with `keep_envelope=True`
+    (see `MessageStart.envelope`)."""
     type: Literal["error"] = "error"
 
 

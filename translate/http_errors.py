@@ -46,8 +46,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
+from .errors import TranslateError
 from .events import ErrorKind
-from .formats import unknown_format
+from .formats import FORMATS, unknown_format
 from .formats._openai import openai_error_kind
 
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
@@ -73,8 +74,9 @@ HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int]]] = {
     "bad_input": (502, 502),  # the upstream answered something unreadable
 }
 """The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status). The error body's `type`
-per format comes from that format's own error table (`error_body` in `formats/*/fold.py`), so a
-status error and a mid-stream error event of the same kind say the same thing."""
+per format comes from that format's own error table (`error_body` in
+`formats/*/accumulate.py`), so a status error and a mid-stream error event of the same kind
+say the same thing."""
 
 _VENDOR_ORDER: Final[tuple[Vendor, Vendor]] = ("anthropic", "openai")
 _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
@@ -91,9 +93,9 @@ _STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
 
 
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
-    """The format's non-streaming error body (`error_body` in `formats/<format>/fold.py`, the
-    table its stream encoder uses too); formats are imported when first needed."""
-    module = importlib.import_module(f"{__package__}.formats.{format}.fold")
+    """The format's non-streaming error body (`error_body` in `formats/<format>/accumulate.py`,
+    the table its stream encoder uses too); formats are imported when first needed."""
+    module = importlib.import_module(f"{__package__}.formats.{format}.accumulate")
     body: dict[str, Any] = module.error_body(kind, message)
     return body
 
@@ -132,6 +134,9 @@ def vendor_of(format: str) -> Vendor:
     try:
         return _VENDORS[format]
     except KeyError:
+        if format in FORMATS:
+            raise TranslateError(f"{format}: HTTP error translation is not available for this "
+                                 "format yet", format=format) from None
         raise unknown_format(format) from None
 
 

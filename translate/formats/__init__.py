@@ -1,22 +1,27 @@
-"""The format registry: decoders and encoders by format name.
+"""The format registry: decoders, encoders and accumulators by format name.
 
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
-`gemini/`) with the same four files: `__init__.py` (its decoder and encoder classes), `wire.py`
-(mapping tables), `decode.py` and `encode.py`. A format is imported the first time it is asked
-for.
+`gemini/`) with the same files: `__init__.py` (its decoder and encoder classes), `wire.py`
+(mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
+`unfold.py` (final object -> IR); gemini has no final-object side yet. A format is imported
+the first time it is asked for.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
-from typing import Any, Literal, get_args
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import TranslateError
 from ._base import Decoder, Encoder
 
-__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "decoder_class", "encoder_class",
-           "get_decoder", "get_encoder", "unknown_format"]
+if TYPE_CHECKING:
+    from ..events import Event
+    from ._accumulate import Accumulator
+
+__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "accumulator_class", "decoder_class",
+           "encoder_class", "get_decoder", "get_encoder", "unfold_function", "unknown_format"]
 
 Format = Literal["chat", "responses", "messages", "images", "gemini"]
 """The five wire formats."""
@@ -26,6 +31,9 @@ FORMATS: tuple[Format, ...] = get_args(Format)
 
 _CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages",
                  "images": "Images", "gemini": "Gemini"}
+
+_NO_FINAL_OBJECT = frozenset({"gemini"})
+"""Formats without an accumulator and unfold yet (issue 16: the non-streaming body)."""
 
 
 def unknown_format(format: object, known: Iterable[str] = FORMATS,
@@ -50,6 +58,30 @@ def encoder_class(format: str) -> type[Encoder]:
     """The encoder class of a format (`"chat"` -> `ChatEncoder`)."""
     cls: type[Encoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Encoder")
     return cls
+
+
+def _final_object_module(format: str, name: str) -> Any:
+    _module(format)  # validates the name
+    if format in _NO_FINAL_OBJECT:
+        raise TranslateError(f"{format}: final objects (collect, replay, convert_object) are "
+                             "not available for this format yet; convert the stream instead",
+                             format=format)
+    return importlib.import_module(f"{__name__}.{format}.{name}")
+
+
+def accumulator_class(format: str) -> type[Accumulator]:
+    """The accumulator class of a format (`"chat"` -> `ChatAccumulator`), which builds the
+    format's final object from IR events (`translate.collect`)."""
+    module = _final_object_module(format, "accumulate")
+    cls: type[Accumulator] = getattr(module, _CLASS_PREFIX[format] + "Accumulator")
+    return cls
+
+
+def unfold_function(format: str) -> Callable[..., Iterator[Event]]:
+    """The function that unfolds a final object of a format into IR events
+    (`translate.replay`)."""
+    unfold: Callable[..., Iterator[Event]] = _final_object_module(format, "unfold").unfold
+    return unfold
 
 
 def get_decoder(format: str, **options: Any) -> Decoder:

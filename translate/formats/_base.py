@@ -214,9 +214,14 @@ class Decoder:
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         report: LossReport | None = None,
+        keep_envelope: bool = False,
     ) -> None:
         self.strict = strict
         """Raise `DecodeError` on unknown event types and unexpected shapes instead of skipping."""
+        self.keep_envelope = keep_envelope
+        """Attach the source's envelope objects to `MessageStart`, `Stop` and `Error`
+        (`envelope`), for an accumulator of the same format (`translate.collect` sets it; not
+        a routed option: a stream being converted never needs them)."""
         self.report = report if report is not None else LossReport()
         """Where the decoder records what the IR could not take from the source."""
         self._parser = SSEParser(max_event_size=max_event_size)

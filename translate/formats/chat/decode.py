@@ -31,6 +31,7 @@ What the IR cannot hold goes to the loss report: logprobs, audio, other choices,
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic_core import from_json
@@ -70,6 +71,12 @@ _ENVELOPE = frozenset({"id", "object", "created", "model", "system_fingerprint",
                        "choices", "usage", "prompt_filter_results", "obfuscation", "provider"})
 
 
+_NOT_ENVELOPE = frozenset({"choices", "usage", "obfuscation"})  # per chunk, not per answer
+
+# Delta fields the decoder reads (or reports by name); any other one is named in the report.
+_DELTA_KEYS = frozenset({"role", "annotations", *_CONTENT_KEYS})
+
+
 class _Tool:
     """An open tool-call block."""
 
@@ -97,8 +104,10 @@ class ChatDecoder(Decoder):
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         report: LossReport | None = None,
+        keep_envelope: bool = False,
     ) -> None:
-        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report,
+                         keep_envelope=keep_envelope)
         self.choice = choice
         self._started = False
         self._next = 0  # next IR block index
@@ -195,7 +204,7 @@ class ChatDecoder(Decoder):
             self.report.add("decode", "chat", "citation",
                             "top-level citations array (no text position to attach it to)")
         if usage is not None:
-            self._on_usage(usage, out)
+            self._on_usage(usage, out, obj)
         return out
 
     def _start(self, obj: dict[str, Any], out: list[Event]) -> None:
@@ -205,7 +214,19 @@ class ChatDecoder(Decoder):
             id=opt_str(obj, "id", "chunk") or None,
             model=opt_str(obj, "model", "chunk") or None,
             created=timestamp(obj, "created", "chunk") or None,
+            envelope=self._envelope(obj) if self.keep_envelope else None,
         ))
+
+    def _envelope(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """The first chunk as the envelope of the answer: its top-level fields, and the decoded
+        choice as sent (the SDK's accumulator keeps its first fields)."""
+        envelope = {k: v for k, v in obj.items() if k not in _NOT_ENVELOPE}
+        choices = obj.get("choices")
+        envelope["choices"] = [
+            choice for choice in choices
+            if type(choice) is dict and choice.get("index", 0) == self.choice
+        ][:1] if type(choices) is list else []
+        return envelope
 
     def _on_done(self) -> list[Event]:
         out: list[Event] = []
@@ -349,6 +370,10 @@ class ChatDecoder(Decoder):
             self._on_images(images, out)
         if delta.get("audio"):
             self.report.add("decode", "chat", "audio", "audio output is not carried")
+        for key, value in delta.items():
+            if key not in _DELTA_KEYS and value is not None:
+                self.report.add("decode", "chat", "delta_field",
+                                f"delta field {key!r} is not carried")
 
     # -- blocks -------------------------------------------------------------------------
 
@@ -573,7 +598,7 @@ class ChatDecoder(Decoder):
             reason = "tool_use"  # "stop" with tool calls present (spec §3)
         self._stop = Stop(reason=reason, raw_reason=finish)
 
-    def _on_usage(self, usage: dict[str, Any], out: list[Event]) -> None:
+    def _on_usage(self, usage: dict[str, Any], out: list[Event], obj: dict[str, Any]) -> None:
         if self._emitted_stop:
             if usage != self._emitted_usage:
                 self._emitted_usage = usage
@@ -581,16 +606,22 @@ class ChatDecoder(Decoder):
             return
         self._usage = usage_to_ir(usage)
         if self._stop is not None:
-            self._release(out)
+            self._release(out, obj)
 
-    def _release(self, out: list[Event]) -> None:
-        """Emit the held-back usage and `Stop`."""
+    def _release(self, out: list[Event], obj: dict[str, Any] | None = None) -> None:
+        """Emit the held-back usage and `Stop` (with keep_envelope, the top-level fields of
+        the chunk that released it: the usage chunk, which carries `system_fingerprint` where
+        the first chunk may not)."""
         if self._usage is not None:
             out.append(self._usage)
             self._emitted_usage = self._usage.raw
             self._usage = None
         if self._stop is not None:
-            out.append(self._stop)
+            stop = self._stop
+            if obj is not None and self.keep_envelope:
+                stop = replace(stop, envelope={k: v for k, v in obj.items()
+                                               if k not in _NOT_ENVELOPE})
+            out.append(stop)
             self._stop = None
         self._terminal = True
         self._emitted_stop = True

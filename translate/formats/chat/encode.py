@@ -64,7 +64,8 @@ from .wire import DIALECTS, KIND_TO_TYPE, STOP_TO_FINISH, usage_from_ir
 if TYPE_CHECKING:
     from typing_extensions import assert_never
 
-__all__ = ["ChatEncoder", "ReasoningOption"]
+__all__ = ["Block", "ChatEncoder", "Reasoning", "ReasoningOption", "carries_citation",
+           "error_object", "finish_reason", "image_entry", "report_opaque", "usage_object"]
 
 ReasoningOption = Literal["auto", "reasoning_content", "reasoning", "reasoning_details"]
 
@@ -77,8 +78,8 @@ _TEXT_TAIL = b"}" + _NULL_FINISH
 _ARGS_TAIL = b"}}]}" + _NULL_FINISH
 
 
-class _Block:
-    """What the encoder remembers about one IR block."""
+class Block:
+    """What the encoder (and the accumulator) remembers about one IR block."""
 
     __slots__ = ("detail", "fast", "format", "format_sent", "id", "id_sent", "kind",
                  "plain_written", "summary", "tool")
@@ -119,8 +120,7 @@ class ChatEncoder(Encoder):
         report: LossReport | None = None,
     ) -> None:
         super().__init__(id_factory=id_factory, clock=clock, report=report)
-        if reasoning != "auto" and reasoning not in DIALECTS:
-            raise ValueError(f"chat: unknown reasoning dialect {reasoning!r}")
+        self._reasoning = Reasoning(reasoning, self.report)
         self.include_usage = include_usage
         self.reasoning = reasoning
         self.keepalive = keepalive
@@ -129,14 +129,10 @@ class ChatEncoder(Encoder):
         self._text_head = b""  # `_base` + a content chunk up to its JSON string
         self._origin: str | None = None
         self._role = False  # the role chunk is written
-        self._blocks: dict[int, _Block] = {}
+        self._blocks: dict[int, Block] = {}
         self._tools = 0
-        self._details = 0
         self._annotations = 0
         self._images = 0
-        self._dialect: str | None = None
-        self._plain: str | None = None  # flat field written next to reasoning_details
-        self._thought = False  # some flat reasoning text was written (join blocks with \n\n)
         self._usage: Usage | None = None
 
     # -- dispatch -----------------------------------------------------------------------
@@ -225,15 +221,16 @@ class ChatEncoder(Encoder):
         if not self._base:
             self._start(None)
         self._state = _FAILED
-        return self._error_chunk(self._error_object(
-            "truncated", "chat: the upstream stream was cut off before its end", None)) + _DONE
+        return self._error_chunk(error_object(Error(
+            kind="truncated", message="chat: the upstream stream was cut off before its end"),
+            same=False)) + _DONE
 
     # -- preamble -----------------------------------------------------------------------
 
     def _start(self, event: MessageStart | None) -> bytes:
         created = event.created if event is not None and event.created else int(self.clock())
         model = event.model if event is not None and event.model else "unknown"
-        self._origin = event.origin if event is not None else None
+        self._origin = self._reasoning.origin = event.origin if event is not None else None
         head = to_json({
             "id": self.id_factory(f"gen-{created}-"),
             "object": "chat.completion.chunk",
@@ -258,7 +255,7 @@ class ChatEncoder(Encoder):
 
     def _block_start(self, event: BlockStart) -> bytes:
         kind = event.kind
-        block = _Block(kind)
+        block = Block(kind)
         self._blocks[event.index] = block
         if kind == "text":
             return b"" if self._role else self._role_chunk("")
@@ -277,66 +274,21 @@ class ChatEncoder(Encoder):
                 "function": {"name": event.name or "", "arguments": ""},
             }]})
         if kind == "thinking":
-            block.summary = event.summary
-            raw = event.raw if self._origin == "chat" else None
-            if raw is not None:
-                fmt, detail_id = raw.get("format"), raw.get("id")
-                block.format = fmt if type(fmt) is str else None
-                block.id = detail_id if type(detail_id) is str else None
-            if self._dialect is None:
-                self._choose_dialect(raw)
-            elif (self._plain is None and self.reasoning == "auto" and raw is not None
-                  and self._dialect == "reasoning_details" and raw.get("plain") in DIALECTS):
-                self._plain = raw["plain"]  # the first block was redacted: no flat text there
+            self._reasoning.open(block, event)
             return b"" if self._role else self._role_chunk("")
         if kind == "refusal":
             return b"" if self._role else self._chunk_role_refusal()
         if kind == "redacted_thinking":
-            if self._reasoning_dialect(event.raw) != "reasoning_details":
-                self.report.add("encode", "chat", "redacted_thinking",
-                                f"redacted thinking needs reasoning_details, not {self._dialect}")
-                return b""
-            detail: dict[str, Any] = {"type": "reasoning.encrypted", "data": event.data or "",
-                                      "format": event.provider or "unknown",
-                                      "index": self._new_detail()}
-            raw = event.raw if self._origin == "chat" else None
-            if raw is not None and type(raw.get("id")) is str:
-                detail["id"] = raw["id"]
-            return self._chunk({"reasoning_details": [detail]})
+            delta = self._reasoning.redacted(event)
+            return self._chunk(delta) if delta is not None else b""
         if kind == "image":
             return b""
-        # opaque: server-tool blocks and built-in items have no chat form
-        what = (event.raw or {}).get("type", "unknown")
-        self.report.add("encode", "chat", "opaque_block",
-                        f"{what} block has no Chat Completions form")
+        report_opaque(event, self.report)
         return b""
 
     def _chunk_role_refusal(self) -> bytes:
         self._role = True
         return self._chunk({"role": "assistant", "content": None, "refusal": ""})
-
-    def _choose_dialect(self, raw: dict[str, Any] | None) -> None:
-        dialect = self.reasoning
-        if dialect == "auto":
-            dialect = "reasoning_content"
-            if raw is not None:
-                source = raw.get("chat_dialect")
-                if source in DIALECTS:
-                    dialect = source
-                if dialect == "reasoning_details" and raw.get("plain") in DIALECTS:
-                    self._plain = raw["plain"]  # OpenRouter sends the flat text alongside
-        self._dialect = dialect
-
-    def _reasoning_dialect(self, raw: dict[str, Any] | None) -> str:
-        if self._dialect is None:
-            self._choose_dialect(raw if self._origin == "chat" else None)
-        assert self._dialect is not None
-        return self._dialect
-
-    def _new_detail(self) -> int:
-        number = self._details
-        self._details += 1
-        return number
 
     def _thinking(self, event: ThinkingDelta) -> bytes:
         text = event.text
@@ -345,85 +297,32 @@ class ChatEncoder(Encoder):
             self._cannot(event, "OPEN (no such thinking block)")
         if not text:
             return b""
-        dialect = self._reasoning_dialect(None)
+        delta = self._reasoning.thinking(block, text)
+        dialect = self._reasoning.dialect
         if dialect != "reasoning_details":
-            out = self._chunk({dialect: self._flat(block, text)})
             # from now on this block's fragments are written unchanged under `dialect`
             block.fast = (ThinkingDelta, self._base + _OPEN_CHOICE + b"{" + to_json(dialect)
                           + b":", _TEXT_TAIL)
-            return out
-        if block.detail < 0:
-            block.detail = self._new_detail()
-        if block.summary:
-            detail: dict[str, Any] = {"type": "reasoning.summary", "summary": text}
-        else:
-            detail = {"type": "reasoning.text", "text": text}
-        self._detail_extras(block, detail)
-        if self._plain is not None:
-            return self._chunk({self._plain: self._flat(block, text),
-                                "reasoning_details": [detail]})
-        return self._chunk({"reasoning_details": [detail]})
-
-    def _flat(self, block: _Block, text: str) -> str:
-        """Flat reasoning text: a new thinking block is separated from earlier ones by a
-        blank line (the IR's rule for merging thinking blocks into one string)."""
-        if not block.plain_written:
-            block.plain_written = True
-            if self._thought:
-                text = "\n\n" + text
-            self._thought = True
-        return text
-
-    def _detail_extras(self, block: _Block, detail: dict[str, Any]) -> None:
-        """`format`, `index` and `id` of a detail fragment; strings only once per detail."""
-        if not block.format_sent and block.format is not None:
-            block.format_sent = True
-            detail["format"] = block.format
-        detail["index"] = block.detail
-        if not block.id_sent and block.id is not None:
-            block.id_sent = True
-            detail["id"] = block.id
+        return self._chunk(delta)
 
     def _signature(self, event: SignatureDelta) -> bytes:
         block = self._blocks.get(event.index)
         if block is None or block.kind != "thinking":
             self._cannot(event, "OPEN (no such thinking block)")
-        if self._reasoning_dialect(None) != "reasoning_details":
-            self.report.add("encode", "chat", "signature",
-                            f"{event.provider} signature needs reasoning_details, "
-                            f"not {self._dialect}")
-            return b""
-        if event.provider.startswith("anthropic-"):
-            if block.detail < 0:
-                block.detail = self._new_detail()
-            if block.format is None:
-                block.format = event.provider
-            detail: dict[str, Any] = {"type": "reasoning.text", "signature": event.signature}
-            self._detail_extras(block, detail)
-            return self._chunk({"reasoning_details": [detail]})
-        # OpenAI-family encrypted_content and other opaque proofs: a detail of their own
-        detail = {"type": "reasoning.encrypted", "data": event.signature,
-                  "format": event.provider, "index": self._new_detail()}
-        if not block.id_sent and block.id is not None and block.detail < 0:
-            block.id_sent = True
-            detail["id"] = block.id
-        return self._chunk({"reasoning_details": [detail]})
+        delta = self._reasoning.signature(block, event)
+        return self._chunk(delta) if delta is not None else b""
 
     def _citation(self, event: Citation) -> bytes:
-        if self._origin != "chat":
-            self.report.add("encode", "chat", "citation",
-                            f"{self._origin} citations have no Chat Completions form")
+        if not carries_citation(self._origin, self.report):
             return b""
         entry = {**event.raw, "index": self._annotations}
         self._annotations += 1
         return self._chunk({"annotations": [entry]})
 
     def _image(self, event: ImageDone) -> bytes:
-        if event.b64 is None:
-            self.report.add("encode", "chat", "image", "an image without its data")
+        entry = image_entry(event, self._images, self.report)
+        if entry is None:
             return b""
-        url = f"data:image/{event.output_format or 'png'};base64,{event.b64}"
-        entry = {"type": "image_url", "image_url": {"url": url}, "index": self._images}
         self._images += 1
         return self._chunk({"images": [entry]})
 
@@ -431,29 +330,14 @@ class ChatEncoder(Encoder):
 
     def _stop(self, event: Stop) -> bytes:
         self._state = _STOPPED
-        if event.stop_sequence is not None:
-            self.report.add("encode", "chat", "stop_sequence",
-                            "chat cannot say which stop sequence matched")
-        if event.reason in ("pause_turn", "context_window"):
-            self.report.add("encode", "chat", "stop_reason",
-                            f"{event.reason} written as {STOP_TO_FINISH[event.reason]}")
         out = b"" if self._role else self._role_chunk("")
-        finish = STOP_TO_FINISH.get(event.reason, "stop")
+        finish = finish_reason(event, self.report)
         return out + frame(None, self._base + b',"choices":[{"index":0,"delta":{},'
                            b'"finish_reason":' + to_json(finish) + b"}]}")
 
     def _error(self, event: Error) -> bytes:
         self._state = _FAILED
-        if self._origin == "chat" and event.raw is not None:
-            error = event.raw
-        else:
-            error = self._error_object(event.kind, event.message, event.code)
-        return self._error_chunk(error)
-
-    def _error_object(self, kind: str, message: str, code: str | int | None) -> dict[str, Any]:
-        typ, default_code = KIND_TO_TYPE.get(kind, ("server_error", "server_error"))
-        return {"message": message, "type": typ,
-                "code": code if code is not None else default_code}
+        return self._error_chunk(error_object(event, self._origin == "chat"))
 
     def _error_chunk(self, error: dict[str, Any]) -> bytes:
         """OpenRouter's mid-stream error shape (spec §6): a top-level `error` and a choice that
@@ -466,9 +350,7 @@ class ChatEncoder(Encoder):
                      + tail + b"}")
 
     def _usage_object(self, usage: Usage) -> dict[str, Any]:
-        if self._origin == "chat" and usage.raw is not None:
-            return usage.raw  # same-origin fidelity: the provider's object, extras included
-        return usage_from_ir(usage)
+        return usage_object(usage, self._origin == "chat")
 
     def _usage_chunk(self) -> bytes:
         if self._usage is None:
@@ -481,3 +363,186 @@ class ChatEncoder(Encoder):
 
     def _ping(self) -> bytes:
         return b": ping\n\n" if self.keepalive else b""
+
+
+# -- the mapping, shared with the accumulator (accumulate.py) ---------------------------------
+
+
+class Reasoning:
+    """Where one answer's reasoning goes: the dialect (the `reasoning` option; "auto" answers
+    a chat source in its own dialect, anything else with `reasoning_content`), the blank line
+    between thinking blocks of a flat dialect, and the `reasoning_details` numbering. Each
+    method returns the delta to write, or None (the loss is reported)."""
+
+    __slots__ = ("details", "dialect", "option", "origin", "plain", "report", "thought")
+
+    def __init__(self, option: ReasoningOption, report: LossReport) -> None:
+        if option != "auto" and option not in DIALECTS:
+            raise ValueError(f"chat: unknown reasoning dialect {option!r}")
+        self.option = option
+        self.report = report
+        self.origin: str | None = None  # the source format (MessageStart.origin)
+        self.dialect: str | None = None  # chosen at the first reasoning
+        self.plain: str | None = None  # flat field written next to reasoning_details
+        self.thought = False  # some flat reasoning text was written (join blocks with \n\n)
+        self.details = 0  # reasoning_details entries so far
+
+    def open(self, block: Block, event: BlockStart) -> None:
+        """A thinking block starts."""
+        block.summary = event.summary
+        raw = event.raw if self.origin == "chat" else None
+        if raw is not None:
+            fmt, detail_id = raw.get("format"), raw.get("id")
+            block.format = fmt if type(fmt) is str else None
+            block.id = detail_id if type(detail_id) is str else None
+        if self.dialect is None:
+            self._choose(raw)
+        elif (self.plain is None and self.option == "auto" and raw is not None
+              and self.dialect == "reasoning_details" and raw.get("plain") in DIALECTS):
+            self.plain = raw["plain"]  # the first block was redacted: no flat text there
+
+    def redacted(self, event: BlockStart) -> dict[str, Any] | None:
+        """A redacted thinking block: a `reasoning.encrypted` detail."""
+        if self._current(event.raw) != "reasoning_details":
+            self.report.add("encode", "chat", "redacted_thinking",
+                            f"redacted thinking needs reasoning_details, not {self.dialect}")
+            return None
+        detail: dict[str, Any] = {"type": "reasoning.encrypted", "data": event.data or "",
+                                  "format": event.provider or "unknown",
+                                  "index": self._new_detail()}
+        raw = event.raw if self.origin == "chat" else None
+        if raw is not None and type(raw.get("id")) is str:
+            detail["id"] = raw["id"]
+        return {"reasoning_details": [detail]}
+
+    def thinking(self, block: Block, text: str) -> dict[str, Any]:
+        """A fragment of a thinking block's text (not empty)."""
+        dialect = self._current(None)
+        if dialect != "reasoning_details":
+            return {dialect: self._flat(block, text)}
+        if block.detail < 0:
+            block.detail = self._new_detail()
+        if block.summary:
+            detail: dict[str, Any] = {"type": "reasoning.summary", "summary": text}
+        else:
+            detail = {"type": "reasoning.text", "text": text}
+        self._extras(block, detail)
+        if self.plain is not None:
+            return {self.plain: self._flat(block, text), "reasoning_details": [detail]}
+        return {"reasoning_details": [detail]}
+
+    def signature(self, block: Block, event: SignatureDelta) -> dict[str, Any] | None:
+        """The proof of a thinking block."""
+        if self._current(None) != "reasoning_details":
+            self.report.add("encode", "chat", "signature",
+                            f"{event.provider} signature needs reasoning_details, "
+                            f"not {self.dialect}")
+            return None
+        if event.provider.startswith("anthropic-"):
+            if block.detail < 0:
+                block.detail = self._new_detail()
+            if block.format is None:
+                block.format = event.provider
+            detail: dict[str, Any] = {"type": "reasoning.text", "signature": event.signature}
+            self._extras(block, detail)
+            return {"reasoning_details": [detail]}
+        # OpenAI-family encrypted_content and other opaque proofs: a detail of their own
+        detail = {"type": "reasoning.encrypted", "data": event.signature,
+                  "format": event.provider, "index": self._new_detail()}
+        if not block.id_sent and block.id is not None and block.detail < 0:
+            block.id_sent = True
+            detail["id"] = block.id
+        return {"reasoning_details": [detail]}
+
+    def _choose(self, raw: dict[str, Any] | None) -> None:
+        dialect = self.option
+        if dialect == "auto":
+            dialect = "reasoning_content"
+            if raw is not None:
+                source = raw.get("chat_dialect")
+                if source in DIALECTS:
+                    dialect = source
+                if dialect == "reasoning_details" and raw.get("plain") in DIALECTS:
+                    self.plain = raw["plain"]  # OpenRouter sends the flat text alongside
+        self.dialect = dialect
+
+    def _current(self, raw: dict[str, Any] | None) -> str:
+        if self.dialect is None:
+            self._choose(raw if self.origin == "chat" else None)
+        assert self.dialect is not None
+        return self.dialect
+
+    def _new_detail(self) -> int:
+        number = self.details
+        self.details += 1
+        return number
+
+    def _flat(self, block: Block, text: str) -> str:
+        """Flat reasoning text: a new thinking block is separated from earlier ones by a
+        blank line (the IR's rule for merging thinking blocks into one string)."""
+        if not block.plain_written:
+            block.plain_written = True
+            if self.thought:
+                text = "\n\n" + text
+            self.thought = True
+        return text
+
+    @staticmethod
+    def _extras(block: Block, detail: dict[str, Any]) -> None:
+        """`format`, `index` and `id` of a detail fragment; strings only once per detail."""
+        if not block.format_sent and block.format is not None:
+            block.format_sent = True
+            detail["format"] = block.format
+        detail["index"] = block.detail
+        if not block.id_sent and block.id is not None:
+            block.id_sent = True
+            detail["id"] = block.id
+
+
+def report_opaque(event: BlockStart, report: LossReport) -> None:
+    """Server-tool blocks and built-in items have no chat form."""
+    what = (event.raw or {}).get("type", "unknown")
+    report.add("encode", "chat", "opaque_block", f"{what} block has no Chat Completions form")
+
+
+def carries_citation(origin: str | None, report: LossReport) -> bool:
+    """Whether a citation can be written as an annotation (a chat source's only)."""
+    if origin == "chat":
+        return True
+    report.add("encode", "chat", "citation", f"{origin} citations have no Chat Completions form")
+    return False
+
+
+def image_entry(event: ImageDone, number: int, report: LossReport) -> dict[str, Any] | None:
+    """The OpenRouter `images` entry of a final image, or None when the source had no data."""
+    if event.b64 is None:
+        report.add("encode", "chat", "image", "an image without its data")
+        return None
+    url = f"data:image/{event.output_format or 'png'};base64,{event.b64}"
+    return {"type": "image_url", "image_url": {"url": url}, "index": number}
+
+
+def finish_reason(stop: Stop, report: LossReport) -> str:
+    """The `finish_reason` of an IR `Stop` (what chat cannot say is reported)."""
+    if stop.stop_sequence is not None:
+        report.add("encode", "chat", "stop_sequence", "chat cannot say which stop sequence matched")
+    if stop.reason in ("pause_turn", "context_window"):
+        report.add("encode", "chat", "stop_reason",
+                   f"{stop.reason} written as {STOP_TO_FINISH[stop.reason]}")
+    return STOP_TO_FINISH.get(stop.reason, "stop")
+
+
+def error_object(error: Error, same: bool) -> dict[str, Any]:
+    """The `error` object of an IR `Error` (a chat source's own one, unchanged)."""
+    if same and error.raw is not None:
+        return error.raw
+    typ, default_code = KIND_TO_TYPE.get(error.kind, ("server_error", "server_error"))
+    return {"message": error.message, "type": typ,
+            "code": error.code if error.code is not None else default_code}
+
+
+def usage_object(usage: Usage, same: bool) -> dict[str, Any]:
+    """The usage object (a chat source's own one, extras included)."""
+    if same and usage.raw is not None:
+        return usage.raw
+    return usage_from_ir(usage)

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...events import Event
-from .._fold import decode_payloads, pieces
+from .._unfold import decode_payloads, pieces
 from .decode import ChatDecoder
 
 __all__ = ["unfold"]

@@ -50,6 +50,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...report import LossReport
 from .._base import Encoder
 from .wire import (
     COMPLETED_EVENT_NAME,
@@ -62,7 +63,8 @@ from .wire import (
     usage_from_ir,
 )
 
-__all__ = ["ImagesEncoder"]
+__all__ = ["Image", "ImagesEncoder", "completed_usage", "error_object", "image_of",
+           "report_dropped", "report_stop"]
 
 _DONE = b"data: [DONE]\n\n"
 
@@ -77,13 +79,33 @@ _DROPPED_KIND: dict[str, tuple[str, str]] = {
 
 
 @dataclass(slots=True)
-class _Image:
+class Image:
     """What is known about one IR image block: settings echoed on every event."""
 
     size: str | None = None
     quality: str | None = None
     background: str | None = None
     output_format: str | None = None
+
+    def remember(self, event: ImagePartial) -> None:
+        """Keep a partial's settings: a later event of the same image may not repeat them."""
+        if event.size is not None:
+            self.size = event.size
+        if event.quality is not None:
+            self.quality = event.quality
+        if event.background is not None:
+            self.background = event.background
+        if event.output_format is not None:
+            self.output_format = event.output_format
+
+    def echo(self, done: ImageDone | ImagePartial) -> dict[str, str]:
+        """The settings an event of this image echoes: its own, else the image's earlier
+        ones, else `"auto"` (the format from the base64 magic number, else png)."""
+        return {"size": done.size or self.size or "auto",
+                "quality": done.quality or self.quality or "auto",
+                "background": done.background or self.background or "auto",
+                "output_format": (done.output_format or self.output_format
+                                  or sniff_format(done.b64 or "") or "png")}
 
 
 class ImagesEncoder(Encoder):
@@ -100,7 +122,7 @@ class ImagesEncoder(Encoder):
         """Forces `image_generation.*` or `image_edit.*` names; None follows the IR events."""
         self._same_origin = False
         self._created: int | None = None
-        self._images: dict[int, _Image] = {}
+        self._images: dict[int, Image] = {}
         self._pending: list[ImageDone] = []  # completed images waiting for their usage
         self._usage: Usage | None = None  # the last usage snapshot
         self._silent: dict[int, str] = {}  # dropped text-like blocks with no text so far
@@ -128,7 +150,7 @@ class ImagesEncoder(Encoder):
                 return b""
             case BlockStart():
                 if event.kind == "image":
-                    self._images[event.index] = _Image()
+                    self._images[event.index] = Image()
                 elif event.kind in ("text", "refusal", "thinking"):
                     # Reported at its first non-empty delta: an empty text block (a Responses
                     # message item next to an image) loses nothing.
@@ -144,9 +166,7 @@ class ImagesEncoder(Encoder):
                 return b""
             case Stop():
                 self._stopped = True
-                if event.reason != "end_turn":
-                    self.report.add("encode", self.format, "stop_reason",
-                                    f"image streams have no stop reason ({event.reason})")
+                report_stop(event, self.report)
                 if self._pending and self._usage is not None:
                     return self._flush()
                 return b""
@@ -181,14 +201,10 @@ class ImagesEncoder(Encoder):
     # -- writing ----------------------------------------------------------------------------
 
     def _drop(self, kind: str) -> None:
-        what, detail = _DROPPED_KIND[kind]
-        self.report.add("encode", self.format, what, detail)
+        report_dropped(kind, self.report)
 
-    def _image(self, index: int) -> _Image:
-        image = self._images.get(index)
-        if image is None:  # an image event without its BlockStart: be lenient
-            image = self._images[index] = _Image()
-        return image
+    def _image(self, index: int) -> Image:
+        return image_of(self._images, index)
 
     def _created_at(self, created_at: int | None) -> int:
         if created_at is not None:
@@ -199,25 +215,14 @@ class ImagesEncoder(Encoder):
 
     def _partial(self, event: ImagePartial) -> bytes:
         image = self._image(event.index)
-        # Remember the settings: a later event of the same image may not repeat them.
-        if event.size is not None:
-            image.size = event.size
-        if event.quality is not None:
-            image.quality = event.quality
-        if event.background is not None:
-            image.background = event.background
-        if event.output_format is not None:
-            image.output_format = event.output_format
+        image.remember(event)
         op = self._operation or event.operation
         return self._frame(PARTIAL_EVENT_NAME[op], {
             "type": PARTIAL_TYPE[op],
             "b64_json": event.b64,
             "partial_image_index": event.partial_index,
             "created_at": self._created_at(event.created_at),
-            "size": image.size or "auto",
-            "quality": image.quality or "auto",
-            "background": image.background or "auto",
-            "output_format": image.output_format or sniff_format(event.b64) or "png",
+            **image.echo(event),
         })
 
     def _flush(self) -> bytes:
@@ -229,27 +234,58 @@ class ImagesEncoder(Encoder):
                 self.report.add("encode", self.format, "image",
                                 "the source stream did not carry the final image data")
                 continue
-            usage, notes = usage_from_ir(self._usage, self._same_origin)
-            for note in notes:
-                self.report.add("encode", self.format, "usage", note)
+            usage = completed_usage(self._usage, self._same_origin, self.report)
             image = self._image(done.index)
             op = self._operation or done.operation
             out.append(self._frame(COMPLETED_EVENT_NAME[op], {
                 "type": COMPLETED_TYPE[op],
                 "b64_json": done.b64,
                 "created_at": self._created_at(done.created_at),
-                "size": done.size or image.size or "auto",
-                "quality": done.quality or image.quality or "auto",
-                "background": done.background or image.background or "auto",
-                "output_format": (done.output_format or image.output_format
-                                  or sniff_format(done.b64) or "png"),
+                **image.echo(done),
                 "usage": usage,
             }))
         return out[0] if len(out) == 1 else b"".join(out)
 
     def _error(self, event: Error) -> bytes:
-        if self._same_origin and event.raw is not None:
-            error = event.raw
-        else:
-            error = error_to_wire(event.kind, event.message, event.code)
-        return self._frame(b"error", {"type": "error", "error": error})
+        return self._frame(b"error", {"type": "error",
+                                      "error": error_object(event, self._same_origin)})
+
+
+# -- the mapping, shared with the accumulator (accumulate.py) ---------------------------------
+
+
+def image_of(images: dict[int, Image], index: int) -> Image:
+    """The settings of an IR image block (made up for an image event without its BlockStart:
+    be lenient)."""
+    image = images.get(index)
+    if image is None:
+        image = images[index] = Image()
+    return image
+
+
+def report_dropped(kind: str, report: LossReport) -> None:
+    """A block of a kind image streams cannot carry."""
+    what, detail = _DROPPED_KIND[kind]
+    report.add("encode", "images", what, detail)
+
+
+def report_stop(stop: Stop, report: LossReport) -> None:
+    """Image streams have no stop reason: any but `end_turn` is lost."""
+    if stop.reason != "end_turn":
+        report.add("encode", "images", "stop_reason",
+                   f"image streams have no stop reason ({stop.reason})")
+
+
+def completed_usage(usage: Usage | None, same: bool, report: LossReport) -> dict[str, Any]:
+    """The usage a completed event carries (what had to be made up is reported)."""
+    out, notes = usage_from_ir(usage, same)
+    for note in notes:
+        report.add("encode", "images", "usage", note)
+    return out
+
+
+def error_object(error: Error, same: bool) -> dict[str, Any]:
+    """The OpenAI error object of an IR `Error` (an images source's own one, unchanged)."""
+    if same and error.raw is not None:
+        return error.raw
+    return error_to_wire(error.kind, error.message, error.code)

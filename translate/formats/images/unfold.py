@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ...events import Event
-from .._fold import decode_payloads
+from .._unfold import decode_payloads
 from .decode import ImagesDecoder
 from .wire import COMPLETED_TYPE, DONE
 

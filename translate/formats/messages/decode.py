@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NoReturn
 
 from pydantic_core import from_json, to_json
@@ -97,6 +98,7 @@ class MessagesDecoder(Decoder):
         self._next_ir = 0
         self._usage: dict[str, Any] = {}  # merged provider usage
         self._stop: Stop | None = None  # from message_delta, emitted at message_stop
+        self._closing: dict[str, Any] | None = None  # the message_delta, for keep_envelope
         self._handlers: dict[str, Callable[[dict[str, Any]], list[Event]]] = {
             "message_start": self._on_message_start,
             "content_block_start": self._on_content_block_start,
@@ -174,6 +176,7 @@ class MessagesDecoder(Decoder):
             origin=self.format,
             id=opt_str(message, "id", "message_start.message"),
             model=opt_str(message, "model", "message_start.message"),
+            envelope=message if self.keep_envelope else None,
         )]
         usage = opt_dict(message, "usage", "message_start.message")
         if usage is not None:
@@ -278,6 +281,8 @@ class MessagesDecoder(Decoder):
 
     def _on_message_delta(self, payload: dict[str, Any]) -> list[Event]:
         self._in_message("message_delta")
+        if self.keep_envelope:
+            self._closing = payload
         delta = opt_dict(payload, "delta", "message_delta")
         if delta is not None:
             raw_reason = opt_str(delta, "stop_reason", "message_delta.delta")
@@ -290,11 +295,11 @@ class MessagesDecoder(Decoder):
                                   stop_sequence=opt_str(delta, "stop_sequence",
                                                         "message_delta.delta"))
             for what in ("stop_details", "container"):
-                if delta.get(what) is not None:
+                if delta.get(what) is not None and not self.keep_envelope:
                     self.report.add("decode", self.format, what,
                                     f"message_delta.delta.{what} has no place in the IR")
         management = payload.get("context_management")
-        if type(management) is dict and any(management.values()):
+        if type(management) is dict and any(management.values()) and not self.keep_envelope:
             self.report.add("decode", self.format, "context_management",
                             "message_delta.context_management has no place in the IR")
         usage = opt_dict(payload, "usage", "message_delta")
@@ -312,7 +317,10 @@ class MessagesDecoder(Decoder):
         out: list[Event] = []
         for index in sorted(self._blocks):  # blocks a max_tokens stop left open
             out += self._close(self._blocks.pop(index))
-        out.append(self._stop if self._stop is not None else Stop(reason="end_turn"))
+        stop = self._stop if self._stop is not None else Stop(reason="end_turn")
+        if self._closing is not None:
+            stop = replace(stop, envelope=self._closing)
+        out.append(stop)
         return out
 
     def _on_ping(self, payload: dict[str, Any]) -> list[Event]:

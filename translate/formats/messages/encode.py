@@ -60,11 +60,24 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
 from .wire import ANTHROPIC_FAMILY, IR_TO_ERROR, IR_TO_STOP, START_ONLY_USAGE, usage_from_ir
 
-__all__ = ["DEFAULT_MAX_BUFFER", "MessagesEncoder"]
+__all__ = [
+    "DEFAULT_MAX_BUFFER",
+    "MessagesEncoder",
+    "block_start",
+    "carries",
+    "carries_citation",
+    "carries_signature",
+    "error_payload",
+    "figures",
+    "final_usage",
+    "start_usage",
+    "stop_reason",
+]
 
 DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
 """Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
@@ -174,7 +187,7 @@ class MessagesEncoder(Encoder):
         if event.index in self._blocks:
             raise EncodeError(f"messages: second BlockStart for block {event.index}",
                               format=self.format)
-        block = _Block(event, skip=not self._carries(event))
+        block = _Block(event, skip=not carries(event, self._same, self.report))
         self._blocks[event.index] = block
         if block.skip:
             return b""
@@ -241,7 +254,7 @@ class MessagesEncoder(Encoder):
 
     def _write_usage(self, event: Usage) -> bytes:
         if self._state is _State.DONE:
-            if self._usage is None or _figures(event) != _figures(self._usage):
+            if self._usage is None or figures(event) != figures(self._usage):
                 self.report.add("encode", self.format, "usage",
                                 "usage that arrived after the stop has no place after message_stop")
             return b""
@@ -251,21 +264,12 @@ class MessagesEncoder(Encoder):
     def _write_stop(self, event: Stop) -> bytes:
         self._check_live(event)
         out = self._ensure_started() + self._flush_blocks()
-        raw = event.raw_reason
-        if self._same and raw is not None:
-            reason = raw  # same format: the provider's own value, even one we do not know
-        else:
-            reason = IR_TO_STOP[event.reason]
-            if reason == "end_turn" and self._tool_used:
-                reason = "tool_use"  # chat "stop" after tool calls (mapping.md §4)
-        sequence = event.stop_sequence if reason == "stop_sequence" else None
-        if event.reason == "stop_sequence" and reason != "stop_sequence":
-            self.report.add("encode", self.format, "stop_sequence", "stop sequence not kept")
+        reason, sequence = stop_reason(event, self._same, self._tool_used, self.report)
         self._state = _State.DONE
         return out + self._frame(b"message_delta", {
             "type": "message_delta",
             "delta": {"stop_reason": reason, "stop_sequence": sequence},
-            "usage": self._final_usage(),
+            "usage": final_usage(self._usage, self._same, self.input_tokens, self.report),
         }) + _MESSAGE_STOP
 
     def _write_error(self, event: Error) -> bytes:
@@ -284,49 +288,13 @@ class MessagesEncoder(Encoder):
 
     # -- blocks ---------------------------------------------------------------------------------
 
-    def _carries(self, start: BlockStart) -> bool:
-        """Whether a block can go on the wire; reports the loss when it cannot."""
-        kind = start.kind
-        if kind == "redacted_thinking":
-            if (start.provider or "").startswith(ANTHROPIC_FAMILY):
-                return True
-            self.report.add("encode", self.format, "redacted_thinking",
-                            f"encrypted reasoning for {start.provider} is not Anthropic's")
-            return False
-        if kind == "opaque":
-            if self._same and start.raw is not None:
-                return True
-            kind_name = (start.raw or {}).get("type", "?")
-            self.report.add("encode", self.format, "opaque_block",
-                            f"a {kind_name} block from another format has no messages form")
-            return False
-        if kind == "image":
-            self.report.add("encode", self.format, "image", "messages cannot carry images")
-            return False
-        if kind == "refusal":
-            self.report.add("encode", self.format, "refusal_channel",
-                            "a refusal is written as ordinary text")
-        return True
-
     def _open_block(self, block: _Block) -> bytes:
         """Write the block's start and everything it held back; close it if it already ended."""
         out = self._ensure_started()
         start = block.start
-        kind = start.kind
-        if kind in ("text", "refusal"):
-            content: dict[str, Any] = {"type": "text", "text": ""}
-        elif kind == "thinking":
-            content = {"type": "thinking", "thinking": "", "signature": ""}
-        elif kind == "tool_call":
+        if start.kind == "tool_call":
             self._tool_used = True
-            content = {"type": "tool_use", "id": start.id or self.id_factory("toolu_"),
-                       "name": start.name or "", "input": {}}
-            if self._same and start.raw:
-                content.update(start.raw)  # extra skeleton fields (`caller`) from a messages source
-        elif kind == "redacted_thinking":
-            content = {"type": "redacted_thinking", "data": start.data or ""}
-        else:  # opaque, same format: the complete block, already accumulated
-            content = start.raw or {}
+        content = block_start(start, self._same, self.id_factory)
         block.wire = self._next_wire
         block.prefix = b'{"type":"content_block_delta","index":%d,"delta":{"type":"' % block.wire
         self._next_wire += 1
@@ -396,16 +364,11 @@ class MessagesEncoder(Encoder):
                 return b""
             delta = {"type": "thinking_delta", "thinking": event.text}
         elif isinstance(event, SignatureDelta) and kind == "thinking":
-            if event.provider.startswith(ANTHROPIC_FAMILY):
+            if carries_signature(event, self.report):
                 block.signature = event.signature  # replaces; written once, before the stop
-            else:
-                self.report.add("encode", self.format, "signature",
-                                f"a {event.provider} signature cannot be verified by Anthropic")
             return b""
         elif isinstance(event, Citation) and kind in ("text", "refusal"):
-            if not self._same:
-                self.report.add("encode", self.format, "citation",
-                                "citations from another format have no messages form")
+            if not carries_citation(self._same, self.report):
                 return b""
             delta = {"type": "citations_delta", "citation": event.raw}
         else:
@@ -432,42 +395,13 @@ class MessagesEncoder(Encoder):
             "content": [],
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": self._start_usage(),
+            "usage": start_usage(self._usage, self._same, self.input_tokens),
         }})
-
-    def _start_usage(self) -> dict[str, Any]:
-        if self.input_tokens is not None:
-            return {"input_tokens": self.input_tokens, "output_tokens": 0}
-        usage = self._usage
-        if usage is None:
-            return {"input_tokens": 0, "output_tokens": 0}
-        if self._same and usage.raw is not None:
-            return usage.raw
-        out = usage_from_ir(usage)
-        out.setdefault("input_tokens", 0)
-        return out
-
-    def _final_usage(self) -> dict[str, Any]:
-        usage = self._usage
-        if usage is None:
-            if self.input_tokens is None:
-                self.report.add("encode", self.format, "usage",
-                                "the source reported no usage; zeros written")
-            return {"output_tokens": 0}
-        if self._same and usage.raw is not None:
-            return {k: v for k, v in usage.raw.items() if k not in START_ONLY_USAGE}
-        return usage_from_ir(usage)
 
     def _fail_stream(self, error: Error) -> bytes:
         out = self._ensure_started() + self._flush_blocks()
         self._state = _State.DONE
-        raw = error.raw
-        if self._same and raw is not None and raw.get("type") == "error":
-            payload = raw
-        else:
-            payload = {"type": "error", "error": {"type": IR_TO_ERROR[error.kind],
-                                                  "message": error.message}}
-        return out + self._frame(b"error", payload)
+        return out + self._frame(b"error", error_payload(error, self._same))
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -494,6 +428,121 @@ def _size(event: _Delta) -> int:
     return len(event.text.encode())
 
 
-def _figures(usage: Usage) -> tuple[int | None, ...]:
+def figures(usage: Usage) -> tuple[int | None, ...]:
+    """The token counts of a `Usage`, to tell a new snapshot from a repeated one."""
     return (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
             usage.cache_write_tokens, usage.reasoning_tokens)
+
+
+# -- the mapping, shared with the accumulator (accumulate.py) ---------------------------------
+# `same`: the IR came from a messages source, so its raw provider objects are ours to write.
+
+
+def carries(start: BlockStart, same: bool, report: LossReport) -> bool:
+    """Whether a messages answer can carry an IR block; reports the loss when it cannot."""
+    kind = start.kind
+    if kind == "redacted_thinking":
+        if (start.provider or "").startswith(ANTHROPIC_FAMILY):
+            return True
+        report.add("encode", "messages", "redacted_thinking",
+                   f"encrypted reasoning for {start.provider} is not Anthropic's")
+        return False
+    if kind == "opaque":
+        if same and start.raw is not None:
+            return True
+        kind_name = (start.raw or {}).get("type", "?")
+        report.add("encode", "messages", "opaque_block",
+                   f"a {kind_name} block from another format has no messages form")
+        return False
+    if kind == "image":
+        report.add("encode", "messages", "image", "messages cannot carry images")
+        return False
+    if kind == "refusal":
+        report.add("encode", "messages", "refusal_channel", "a refusal is written as ordinary text")
+    return True
+
+
+def block_start(start: BlockStart, same: bool, id_factory: Callable[[str], str]
+                ) -> dict[str, Any]:
+    """The content block of a `content_block_start` for an IR block that `carries` allows."""
+    kind = start.kind
+    if kind in ("text", "refusal"):
+        return {"type": "text", "text": ""}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": "", "signature": ""}
+    if kind == "tool_call":
+        content = {"type": "tool_use", "id": start.id or id_factory("toolu_"),
+                   "name": start.name or "", "input": {}}
+        if same and start.raw:
+            content.update(start.raw)  # extra skeleton fields (`caller`) from a messages source
+        return content
+    if kind == "redacted_thinking":
+        return {"type": "redacted_thinking", "data": start.data or ""}
+    return start.raw or {}  # opaque, same format: the complete block, already accumulated
+
+
+def carries_signature(event: SignatureDelta, report: LossReport) -> bool:
+    """Whether a signature can prove a messages thinking block (Anthropic's only)."""
+    if event.provider.startswith(ANTHROPIC_FAMILY):
+        return True
+    report.add("encode", "messages", "signature",
+               f"a {event.provider} signature cannot be verified by Anthropic")
+    return False
+
+
+def carries_citation(same: bool, report: LossReport) -> bool:
+    """Whether a citation can be written (a messages source's only)."""
+    if not same:
+        report.add("encode", "messages", "citation",
+                   "citations from another format have no messages form")
+    return same
+
+
+def stop_reason(stop: Stop, same: bool, tool_used: bool, report: LossReport
+                ) -> tuple[str, str | None]:
+    """`stop_reason` and `stop_sequence` for an IR `Stop`."""
+    raw = stop.raw_reason
+    if same and raw is not None:
+        reason = raw  # same format: the provider's own value, even one we do not know
+    else:
+        reason = IR_TO_STOP[stop.reason]
+        if reason == "end_turn" and tool_used:
+            reason = "tool_use"  # chat "stop" after tool calls (mapping.md §4)
+    sequence = stop.stop_sequence if reason == "stop_sequence" else None
+    if stop.reason == "stop_sequence" and reason != "stop_sequence":
+        report.add("encode", "messages", "stop_sequence", "stop sequence not kept")
+    return reason, sequence
+
+
+def start_usage(usage: Usage | None, same: bool, input_tokens: int | None) -> dict[str, Any]:
+    """`message_start.usage`: the `input_tokens` option, else the usage known before the first
+    content, else zeros (see the module docstring)."""
+    if input_tokens is not None:
+        return {"input_tokens": input_tokens, "output_tokens": 0}
+    if usage is None:
+        return {"input_tokens": 0, "output_tokens": 0}
+    if same and usage.raw is not None:
+        return usage.raw
+    out = usage_from_ir(usage)
+    out.setdefault("input_tokens", 0)
+    return out
+
+
+def final_usage(usage: Usage | None, same: bool, input_tokens: int | None,
+                report: LossReport) -> dict[str, Any]:
+    """`message_delta.usage`: the cumulative figures of the last `Usage`."""
+    if usage is None:
+        if input_tokens is None:
+            report.add("encode", "messages", "usage", "the source reported no usage; zeros written")
+        return {"output_tokens": 0}
+    if same and usage.raw is not None:
+        return {k: v for k, v in usage.raw.items() if k not in START_ONLY_USAGE}
+    return usage_from_ir(usage)
+
+
+def error_payload(error: Error, same: bool) -> dict[str, Any]:
+    """The `error` event for an IR `Error` (a messages source's own one, unchanged)."""
+    raw = error.raw
+    if same and raw is not None and raw.get("type") == "error":
+        return raw
+    return {"type": "error", "error": {"type": IR_TO_ERROR[error.kind], "message": error.message}}

@@ -23,7 +23,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from ...events import Event
-from .._fold import decode_payloads, pieces
+from .._unfold import decode_payloads, pieces
 from .decode import MessagesDecoder
 
 __all__ = ["unfold"]

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from pydantic_core import from_json
@@ -358,6 +359,7 @@ def _on_created(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
         id=opt_str(response, "id", "response"),
         model=opt_str(response, "model", "response"),
         created=timestamp(response, "created_at", "response"),
+        envelope=response if self.keep_envelope else None,
     )]
 
 
@@ -369,7 +371,8 @@ def _on_completed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event
         type(item) is dict and item.get("type") == "function_call"
         for item in opt_list(response, "output", "response") or ())
     out.append(Stop(reason="tool_use" if tools else "end_turn",
-                    raw_reason=opt_str(response, "status", "response") or "completed"))
+                    raw_reason=opt_str(response, "status", "response") or "completed",
+                    envelope=response if self.keep_envelope else None))
     return out
 
 
@@ -380,7 +383,7 @@ def _on_incomplete(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Even
     details = opt_dict(response, "incomplete_details", "response")
     raw = opt_str(details, "reason", "response.incomplete_details") if details else None
     out.append(Stop(reason=INCOMPLETE_TO_STOP.get(raw, "max_tokens") if raw else "max_tokens",
-                    raw_reason=raw))
+                    raw_reason=raw, envelope=response if self.keep_envelope else None))
     return out
 
 
@@ -390,7 +393,8 @@ def _on_failed(self: ResponsesDecoder, payload: dict[str, Any]) -> list[Event]:
     usage = opt_dict(response, "usage", "response")
     if usage is not None:
         out.append(usage_to_ir(usage))
-    out.append(self._error(opt_dict(response, "error", "response") or {}, {}))
+    error = self._error(opt_dict(response, "error", "response") or {}, {})
+    out.append(replace(error, envelope=response) if self.keep_envelope else error)
     self._state = _State.DONE
     return out
 

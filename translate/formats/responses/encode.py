@@ -58,6 +58,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
 from .wire import (
@@ -72,7 +73,31 @@ from .wire import (
 if TYPE_CHECKING:
     from typing_extensions import assert_never
 
-__all__ = ["DEFAULT_MAX_BUFFER", "ResponsesEncoder"]
+__all__ = [
+    "DEFAULT_MAX_BUFFER",
+    "IMAGE_FIELDS",
+    "Item",
+    "ResponsesEncoder",
+    "abandoned_call",
+    "abandoned_image",
+    "call_body",
+    "error_codes",
+    "finished_call",
+    "finished_image",
+    "image_body",
+    "message_body",
+    "reasoning_body",
+    "refusal_part",
+    "report_citation",
+    "report_opaque",
+    "report_redacted",
+    "report_signature",
+    "response_object",
+    "terminal_status",
+    "text_part",
+    "thought_part",
+    "usage_body",
+]
 
 DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
 """Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
@@ -85,8 +110,8 @@ class _State(enum.Enum):
     DONE = enum.auto()  #: terminal event written; only end() may follow
 
 
-class _Item:
-    """An output item being written."""
+class Item:
+    """An output item being written (by the encoder, or built by the accumulator)."""
 
     __slots__ = ("body", "content", "encrypted", "index", "key", "kind", "summary")
 
@@ -99,6 +124,20 @@ class _Item:
         self.summary: list[dict[str, Any]] = []  # finished summary parts (reasoning)
         self.encrypted: str | None = None  # reasoning: encrypted_content
 
+    def done(self, status: str) -> dict[str, Any]:
+        """The item as `output_item.done` carries it (message `status`: how it ended)."""
+        body = self.body
+        if self.kind == "message":
+            return {**body, "status": status, "content": self.content}
+        if self.kind == "reasoning":
+            done = {**body, "summary": self.summary}
+            if self.content:
+                done["content"] = self.content
+            if self.encrypted is not None:
+                done["encrypted_content"] = self.encrypted
+            return done
+        return body
+
 
 class _Block:
     """An IR block between its `BlockStart` and the end of its writing."""
@@ -109,7 +148,7 @@ class _Block:
         self.start = start
         self.buffer: list[Event] | None = None  # held-back events while another block writes
         self.ended = False  # its BlockEnd arrived (possibly still buffered)
-        self.item: _Item | None = None
+        self.item: Item | None = None
         self.part = -1  # content_index or summary_index; -1 until the part is opened
         self.frags: list[str] = []
         self.notes: list[dict[str, Any]] = []  # annotations of a text part
@@ -119,12 +158,13 @@ class _Block:
         self.fast: tuple[type, bytes, bytes, bytes, bytes] | None = None
 
 
-_IMAGE_FIELDS = ("background", "output_format", "quality", "size")
+IMAGE_FIELDS = ("background", "output_format", "quality", "size")
+"""The image settings an image_generation_call item echoes."""
 
 _FAST_KINDS = (TextDelta, ToolArgsDelta, ThinkingDelta)
 
 
-def _fast(delta: type, event: str, item: _Item, index: str | None, part: int,
+def _fast(delta: type, event: str, item: Item, index: str | None, part: int,
           tail: bytes) -> tuple[type, bytes, bytes, bytes, bytes]:
     """The constant pieces of a block's delta events, so that the hot path writes
     `head + seq + mid + to_json(fragment) + tail`: the same bytes `_emit` would serialise
@@ -156,7 +196,7 @@ class ResponsesEncoder(Encoder):
         self._model = ""
         self._same = False  # the source is a responses stream: raw objects are ours
         self._items = 0  # output_index of the next item
-        self._item: _Item | None = None  # the open item
+        self._item: Item | None = None  # the open item
         self._output: list[dict[str, Any]] = []  # finished items, in output_index order
         self._blocks: dict[int, _Block] = {}
         self._order: deque[_Block] = deque()  # unfinished blocks in start order; [0] writes
@@ -285,25 +325,7 @@ class ResponsesEncoder(Encoder):
                                      {"type": type_, "sequence_number": seq, **fields}))
 
     def _response(self, status: str, **fields: Any) -> dict[str, Any]:
-        return {
-            "id": self._id,
-            "object": "response",
-            "created_at": self._created,
-            "status": status,
-            "error": None,
-            "incomplete_details": None,
-            "instructions": None,
-            "max_output_tokens": None,
-            "model": self._model,
-            "output": [],
-            "parallel_tool_calls": True,
-            "previous_response_id": None,
-            "tool_choice": "auto",
-            "tools": [],
-            "usage": None,
-            "metadata": {},
-            **fields,
-        }
+        return response_object(self._id, self._created, self._model, status, **fields)
 
     def _preamble(self) -> None:
         if self._state is not _State.IDLE:
@@ -373,9 +395,9 @@ class ResponsesEncoder(Encoder):
 
     # -- items ----------------------------------------------------------------------------------
 
-    def _open_item(self, kind: str, key: str | None, body: dict[str, Any]) -> _Item:
+    def _open_item(self, kind: str, key: str | None, body: dict[str, Any]) -> Item:
         self._close_item("completed")
-        item = _Item(kind, key, self._items, body)
+        item = Item(kind, key, self._items, body)
         self._items += 1
         self._item = item
         self._emit("response.output_item.added", {"output_index": item.index, "item": body})
@@ -386,39 +408,25 @@ class ResponsesEncoder(Encoder):
         if item is None:
             return
         self._item = None
-        body = item.body
-        if item.kind == "message":
-            done = {**body, "status": status, "content": item.content}
-        elif item.kind == "reasoning":
-            done = {**body, "summary": item.summary}
-            if item.content:
-                done["content"] = item.content
-            if item.encrypted is not None:
-                done["encrypted_content"] = item.encrypted
-        else:
-            done = body
+        done = item.done(status)
         self._output.append(done)
         self._emit("response.output_item.done", {"output_index": item.index, "item": done})
 
-    def _message(self, block: _Block) -> _Item:
+    def _message(self, block: _Block) -> Item:
         start = block.start
         item = self._item
         if item is not None and item.kind == "message" and item.key == start.item:
             return item
-        body: dict[str, Any] = {"id": self.id_factory("msg_"), "type": "message",
-                                "status": "in_progress", "content": [], "role": "assistant"}
-        if self._same and start.raw and "phase" in start.raw:
-            body["phase"] = start.raw["phase"]
-        return self._open_item("message", start.item, body)
+        return self._open_item("message", start.item,
+                               message_body(self.id_factory("msg_"), start, self._same))
 
-    def _reasoning(self, block: _Block) -> _Item:
+    def _reasoning(self, block: _Block) -> Item:
         key = block.start.item
         item = self._item
         if (item is not None and item.kind == "reasoning" and item.key == key
                 and item.encrypted is None):
             return item
-        return self._open_item("reasoning", key, {"id": self.id_factory("rs_"),
-                                                  "type": "reasoning", "summary": []})
+        return self._open_item("reasoning", key, reasoning_body(self.id_factory("rs_")))
 
     # -- blocks ---------------------------------------------------------------------------------
 
@@ -443,15 +451,13 @@ class ResponsesEncoder(Encoder):
             block.item = self._reasoning(block)
         elif kind == "tool_call":
             call_id = start.id if start.id else self.id_factory("call_")
-            block.item = self._open_item("function_call", None, {
-                "id": self.id_factory("fc_"), "type": "function_call", "status": "in_progress",
-                "arguments": "", "call_id": call_id, "name": start.name or ""})
+            block.item = self._open_item("function_call", None,
+                                         call_body(self.id_factory("fc_"), call_id, start.name))
             block.fast = _fast(ToolArgsDelta, "response.function_call_arguments.delta",
                                block.item, None, 0, b"}")
         elif kind == "image":
-            item = block.item = self._open_item("image_generation_call", None, {
-                "id": self.id_factory("ig_"), "type": "image_generation_call",
-                "status": "in_progress", "result": None})
+            item = block.item = self._open_item("image_generation_call", None,
+                                                image_body(self.id_factory("ig_")))
             ids = {"output_index": item.index, "item_id": item.body["id"]}
             self._emit("response.image_generation_call.in_progress", ids)
             self._emit("response.image_generation_call.generating", ids)
@@ -464,24 +470,14 @@ class ResponsesEncoder(Encoder):
                 self._emit("response.output_item.done", {"output_index": item.index,
                                                          "item": raw})
             else:
-                self.report.add("encode", "responses", "opaque_block",
-                                f"a {self._what(raw)} block from another format has no "
-                                "Responses item")
+                report_opaque(raw, self.report)
         elif kind == "redacted_thinking":
             if start.data and carries_signature(start.provider):
-                item = self._open_item("reasoning", None, {
-                    "id": self.id_factory("rs_"), "type": "reasoning", "summary": []})
+                item = self._open_item("reasoning", None, reasoning_body(self.id_factory("rs_")))
                 item.encrypted = start.data
                 self._close_item("completed")
             else:
-                self.report.add("encode", "responses", "redacted_thinking",
-                                f"redacted reasoning of {start.provider or 'unknown'} cannot "
-                                "be carried by a Responses reasoning item")
-
-    @staticmethod
-    def _what(raw: dict[str, Any] | None) -> str:
-        kind = raw.get("type") if raw else None
-        return kind if type(kind) is str else "provider"
+                report_redacted(start, self.report)
 
     def _write(self, block: _Block, event: Event) -> None:
         """One delta-like event of the writing block."""
@@ -535,37 +531,33 @@ class ResponsesEncoder(Encoder):
                         "annotation": raw})
                     block.notes.append(raw)
                 else:
-                    self.report.add("encode", "responses", "citation",
-                                    "a citation from another format has no Responses "
-                                    "annotation")
+                    report_citation(self.report)
             case SignatureDelta(signature=signature, provider=provider):
                 if item is not None and item.kind == "reasoning" and carries_signature(provider):
                     item.encrypted = signature
                 else:
-                    self.report.add("encode", "responses", "signature",
-                                    f"a {provider} signature cannot be carried by a Responses "
-                                    "reasoning item")
+                    report_signature(provider, self.report)
             case ImagePartial():
                 assert item is not None
                 fields: dict[str, Any] = {
                     "output_index": item.index, "item_id": item.body["id"],
                     "partial_image_index": event.partial_index,
                     "partial_image_b64": event.b64}
-                for name in _IMAGE_FIELDS:
+                for name in IMAGE_FIELDS:
                     value = getattr(event, name)
                     if value is not None:
                         fields[name] = block.extra[name] = value
                 self._emit("response.image_generation_call.partial_image", fields)
             case ImageDone():
                 block.extra["result"] = event.b64
-                for name in _IMAGE_FIELDS:
+                for name in IMAGE_FIELDS:
                     value = getattr(event, name)
                     if value is not None:
                         block.extra[name] = value
             case _:
                 self._cannot(event, "block " + str(block.start.index))
 
-    def _open_reasoning_part(self, block: _Block, item: _Item) -> None:
+    def _open_reasoning_part(self, block: _Block, item: Item) -> None:
         ids = {"item_id": item.body["id"], "output_index": item.index}
         if block.start.summary:
             block.part = len(item.summary)
@@ -593,15 +585,14 @@ class ResponsesEncoder(Encoder):
         text = "".join(block.frags)
         ids = {"item_id": item.body["id"], "output_index": item.index}
         if kind == "text":
-            part = {"type": "output_text", "annotations": block.notes, "logprobs": [],
-                    "text": text}
+            part = text_part(text, block.notes)
             item.content[block.part] = part
             self._emit("response.output_text.done", {
                 **ids, "content_index": block.part, "text": text, "logprobs": []})
             self._emit("response.content_part.done", {
                 **ids, "content_index": block.part, "part": part})
         elif kind == "refusal":
-            part = {"type": "refusal", "refusal": text}
+            part = refusal_part(text)
             item.content[block.part] = part
             self._emit("response.refusal.done", {
                 **ids, "content_index": block.part, "refusal": text})
@@ -610,30 +601,27 @@ class ResponsesEncoder(Encoder):
         elif kind == "thinking":
             if block.part < 0:
                 return  # no text: at most a signature, already on the item
+            part = thought_part(block.start.summary, text)
             if block.start.summary:
-                part = {"type": "summary_text", "text": text}
                 item.summary[block.part] = part
                 self._emit("response.reasoning_summary_text.done", {
                     **ids, "summary_index": block.part, "text": text})
                 self._emit("response.reasoning_summary_part.done", {
                     **ids, "summary_index": block.part, "part": part})
             else:
-                part = {"type": "reasoning_text", "text": text}
                 item.content[block.part] = part
                 self._emit("response.reasoning_text.done", {
                     **ids, "content_index": block.part, "text": text})
                 self._emit("response.content_part.done", {
                     **ids, "content_index": block.part, "part": part})
         elif kind == "tool_call":
-            arguments = text or "{}"
-            self._emit("response.function_call_arguments.done", {**ids, "arguments": arguments})
-            item.body = {**item.body, "status": "completed", "arguments": arguments}
+            item.body = finished_call(item.body, text)
+            self._emit("response.function_call_arguments.done",
+                       {**ids, "arguments": item.body["arguments"]})
             self._close_item("completed")
         elif kind == "image":
             self._emit("response.image_generation_call.completed", ids)
-            extra = block.extra
-            item.body = {**item.body, "status": "completed", "result": extra.get("result"),
-                         **{k: extra[k] for k in _IMAGE_FIELDS if k in extra}}
+            item.body = finished_image(item.body, block.extra)
             self._close_item("completed")
 
     def _abandon_call(self, block: _Block) -> None:
@@ -643,7 +631,7 @@ class ResponsesEncoder(Encoder):
         item = block.item
         if item is None:
             return
-        item.body = {**item.body, "status": "incomplete", "arguments": "".join(block.frags)}
+        item.body = abandoned_call(item.body, "".join(block.frags))
         self._close_item("incomplete")
 
     def _abandon_image(self, block: _Block) -> None:
@@ -653,63 +641,31 @@ class ResponsesEncoder(Encoder):
         item = block.item
         if item is None:
             return
-        extra = block.extra
-        item.body = {**item.body, "status": "failed", "result": None,
-                     **{k: extra[k] for k in _IMAGE_FIELDS if k in extra}}
+        item.body = abandoned_image(item.body, block.extra)
         self._close_item("failed")
 
     # -- terminal events ------------------------------------------------------------------------
 
     def _usage_body(self) -> dict[str, Any] | None:
-        usage = self._usage
-        if usage is None:
-            return None
-        if self._same and usage.raw is not None:
-            return usage.raw  # same origin: the provider's own object, unchanged
-        return usage_from_ir(usage)
+        return usage_body(self._usage, self._same)
 
     def _terminal(self) -> None:
         stop = self._stop
         assert stop is not None
         self._state = _State.DONE
-        reason = STOP_TO_INCOMPLETE.get(stop.reason)
-        if stop.stop_sequence is not None:
-            self.report.add("encode", "responses", "stop_sequence",
-                            "Responses cannot say which stop sequence matched")
-        if stop.reason in ("pause_turn", "context_window"):
-            self.report.add("encode", "responses", "stop_reason",
-                            f"stop reason {stop.reason} has no Responses equivalent")
-        usage = self._usage_body()
-        if reason is None:
-            response = self._response("completed", output=self._output, usage=usage)
+        status, fields = terminal_status(stop, self.report)
+        response = self._response(status, **fields, output=self._output,
+                                  usage=self._usage_body())
+        if status == "completed":
             response["completed_at"] = int(self.clock())
-            self._emit("response.completed", {"response": response})
-        else:
-            response = self._response("incomplete", incomplete_details={"reason": reason},
-                                      output=self._output, usage=usage)
-            self._emit("response.incomplete", {"response": response})
+        self._emit(f"response.{status}", {"response": response})
 
     def _fail(self, error: Error) -> None:
         """An error, a truncation or bad input: close what is open as incomplete, then the
         `error` event in both shapes and `response.failed` (spec §5)."""
         self._drain(failed=True)
         self._state = _State.DONE
-        raw = error.raw if self._same and error.raw else None
-        code = raw.get("code") if raw else None
-        if type(code) is str:  # same origin: the provider's own code, unchanged everywhere
-            enum_code = code
-        else:
-            # The `error` event's code is free text: the provider's code survives (an images
-            # `moderation_blocked`, say). Only `response.failed`'s ResponseError.code is a
-            # closed enum, so there a code outside it is replaced by the closest member.
-            code = error.code if type(error.code) is str and error.code else None
-            enum_code = code if code in RESPONSE_ERROR_CODES else KIND_TO_CODE.get(
-                error.kind, "server_error")
-            if code is None:
-                code = enum_code
-        etype = raw.get("type") if raw else None
-        if type(etype) is not str:
-            etype = KIND_TO_TYPE.get(error.kind, "server_error")
+        code, enum_code, etype = error_codes(error, self._same)
         message = error.message
         self._emit("error", {"code": code, "message": message, "param": None,
                              "error": {"type": etype, "code": code, "message": message,
@@ -731,3 +687,161 @@ def _held_size(event: Event) -> int:
     if kind is ImagePartial or kind is ImageDone:
         return len(event.b64 or "")  # type: ignore[union-attr]
     return 0
+
+
+# -- the response, shared with the accumulator (accumulate.py) --------------------------------
+
+
+def response_object(response_id: str, created: int, model: str, status: str,
+                    **fields: Any) -> dict[str, Any]:
+    """A `response` object as the encoder writes it, in the provider's key order."""
+    return {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": None,
+        "max_output_tokens": None,
+        "model": model,
+        "output": [],
+        "parallel_tool_calls": True,
+        "previous_response_id": None,
+        "tool_choice": "auto",
+        "tools": [],
+        "usage": None,
+        "metadata": {},
+        **fields,
+    }
+
+
+def message_body(item_id: str, start: BlockStart, same: bool) -> dict[str, Any]:
+    """A message item as it starts (a responses source's `phase` kept)."""
+    body: dict[str, Any] = {"id": item_id, "type": "message", "status": "in_progress",
+                            "content": [], "role": "assistant"}
+    if same and start.raw and "phase" in start.raw:
+        body["phase"] = start.raw["phase"]
+    return body
+
+
+def reasoning_body(item_id: str) -> dict[str, Any]:
+    """A reasoning item as it starts."""
+    return {"id": item_id, "type": "reasoning", "summary": []}
+
+
+def call_body(item_id: str, call_id: str, name: str | None) -> dict[str, Any]:
+    """A function_call item as it starts (`call_id` the IR's id, unchanged)."""
+    return {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
+            "call_id": call_id, "name": name or ""}
+
+
+def image_body(item_id: str) -> dict[str, Any]:
+    """An image_generation_call item as it starts."""
+    return {"id": item_id, "type": "image_generation_call", "status": "in_progress",
+            "result": None}
+
+
+def text_part(text: str, notes: list[Any]) -> dict[str, Any]:
+    """A finished `output_text` part."""
+    return {"type": "output_text", "annotations": notes, "logprobs": [], "text": text}
+
+
+def refusal_part(text: str) -> dict[str, Any]:
+    """A finished `refusal` part."""
+    return {"type": "refusal", "refusal": text}
+
+
+def thought_part(summary: bool, text: str) -> dict[str, Any]:
+    """A finished reasoning part: a `summary_text` or a `reasoning_text`."""
+    return {"type": "summary_text" if summary else "reasoning_text", "text": text}
+
+
+def finished_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
+    """A function_call item whose arguments are complete ("{}" when there were none)."""
+    return {**body, "status": "completed", "arguments": arguments or "{}"}
+
+
+def abandoned_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
+    """A tool call cut off by a failure: `incomplete`, the arguments as far as they came (never
+    a fabricated `}`)."""
+    return {**body, "status": "incomplete", "arguments": arguments}
+
+
+def finished_image(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """An image item with its result and the settings its events echoed."""
+    return {**body, "status": "completed", "result": extra.get("result"),
+            **{k: extra[k] for k in IMAGE_FIELDS if k in extra}}
+
+
+def abandoned_image(body: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    """An image cut off by a failure: `failed`, no result (partials were only previews)."""
+    return {**body, "status": "failed", "result": None,
+            **{k: extra[k] for k in IMAGE_FIELDS if k in extra}}
+
+
+def terminal_status(stop: Stop, report: LossReport) -> tuple[str, dict[str, Any]]:
+    """The terminal status of an IR `Stop` and its fields (`incomplete_details`)."""
+    reason = STOP_TO_INCOMPLETE.get(stop.reason)
+    if stop.stop_sequence is not None:
+        report.add("encode", "responses", "stop_sequence",
+                   "Responses cannot say which stop sequence matched")
+    if stop.reason in ("pause_turn", "context_window"):
+        report.add("encode", "responses", "stop_reason",
+                   f"stop reason {stop.reason} has no Responses equivalent")
+    if reason is None:
+        return "completed", {}
+    return "incomplete", {"incomplete_details": {"reason": reason}}
+
+
+def error_codes(error: Error, same: bool) -> tuple[str, str, str]:
+    """The `error` event's code, `response.failed`'s enum code, and the error type."""
+    raw = error.raw if same and error.raw else None
+    code = raw.get("code") if raw else None
+    if type(code) is str:  # same origin: the provider's own code, unchanged everywhere
+        enum_code = code
+    else:
+        # The `error` event's code is free text: the provider's code survives (an images
+        # `moderation_blocked`, say). Only `response.failed`'s ResponseError.code is a
+        # closed enum, so there a code outside it is replaced by the closest member.
+        code = error.code if type(error.code) is str and error.code else None
+        enum_code = code if code in RESPONSE_ERROR_CODES else KIND_TO_CODE.get(
+            error.kind, "server_error")
+        if code is None:
+            code = enum_code
+    etype = raw.get("type") if raw else None
+    if type(etype) is not str:
+        etype = KIND_TO_TYPE.get(error.kind, "server_error")
+    return code, enum_code, etype
+
+
+def usage_body(usage: Usage | None, same: bool) -> dict[str, Any] | None:
+    """The usage object (a responses source's own one, unchanged)."""
+    if usage is None:
+        return None
+    if same and usage.raw is not None:
+        return usage.raw
+    return usage_from_ir(usage)
+
+
+def report_opaque(raw: dict[str, Any] | None, report: LossReport) -> None:
+    kind = raw.get("type") if raw else None
+    what = kind if type(kind) is str else "provider"
+    report.add("encode", "responses", "opaque_block",
+               f"a {what} block from another format has no Responses item")
+
+
+def report_redacted(start: BlockStart, report: LossReport) -> None:
+    report.add("encode", "responses", "redacted_thinking",
+               f"redacted reasoning of {start.provider or 'unknown'} cannot be carried by a "
+               "Responses reasoning item")
+
+
+def report_citation(report: LossReport) -> None:
+    report.add("encode", "responses", "citation",
+               "a citation from another format has no Responses annotation")
+
+
+def report_signature(provider: str, report: LossReport) -> None:
+    report.add("encode", "responses", "signature",
+               f"a {provider} signature cannot be carried by a Responses reasoning item")
