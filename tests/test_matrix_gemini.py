@@ -53,7 +53,8 @@ from translate.formats import get_decoder
 TARGETS = ("chat", "responses", "messages")
 FROM_GEMINI = [pytest.param("gemini", p, t, id=f"gemini-{p.stem}-{t}")
                for p in own_streams("gemini") for t in TARGETS]
-TO_GEMINI = [pytest.param(*p.values, "gemini", id=f"{p.id}-gemini") if p.values[0] else p
+TO_GEMINI = [pytest.param(*p.values, "gemini", id=f"{p.id}-gemini") if p.values[0]
+             else pytest.param(*p.values, None, id=p.id, marks=p.marks)  # ../shared absent
              for p in stream_params("chat", "responses", "messages", "images")]
 STREAMED_ARGS = {"gemini-vertex_streamed_args", "gemini-vertex_streamed_args_array_paths",
                  "gemini-vertex_streamed_args_nested", "gemini-vertex_streamed_args_parallel_calls"}
