@@ -45,7 +45,7 @@ from typing import Any
 from .convert import Decoding, OnError, ToolNames, rename
 from .errors import UpstreamError
 from .events import Error, Event
-from .formats import accumulator_class, decoder_class, encoder_class, unfold_function
+from .formats import Format, accumulator_class, decoder_class, encoder_class, unfold_function
 from .formats._accumulate import Accumulator
 from .formats._base import Encoder
 from .report import Loss, LossReport
@@ -132,7 +132,7 @@ class _Collector:
         return entries
 
 
-def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
+def collect(chunks: Iterable[bytes], *, source: Format, target: Format | None = None,
             on_error: OnError = "raise", report: list[Loss] | None = None,
             **options: Any) -> dict[str, Any]:
     """The final object of `target` (default `source`) for a stream of `source` bytes.
@@ -162,7 +162,8 @@ def collect(chunks: Iterable[bytes], *, source: str, target: str | None = None,
             report[:] = collector.losses
 
 
-async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | None = None,
+async def acollect(chunks: AsyncIterable[bytes], *, source: Format,
+                   target: Format | None = None,
                    on_error: OnError = "raise", report: list[Loss] | None = None,
                    **options: Any) -> dict[str, Any]:
     """The async twin of `collect` (asyncio or trio); closes its upstream (`aclose()`)."""
@@ -186,7 +187,7 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: str, target: str | N
             report[:] = collector.losses
 
 
-def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] | None = None,
+def collect_events(events: Iterable[Event], target: Format, *, report: list[Loss] | None = None,
                    **options: Any) -> dict[str, Any]:
     """The final object of `target` for a stream of IR events, built by the target's
     accumulator (options `id_factory`, `clock`, ...)."""
@@ -201,7 +202,7 @@ def collect_events(events: Iterable[Event], target: str, *, report: list[Loss] |
             report[:] = losses.entries
 
 
-def replay_events(obj: dict[str, Any], *, source: str, chunk_size: int | None = 16,
+def replay_events(obj: dict[str, Any], *, source: Format, chunk_size: int | None = 16,
                   report: LossReport | None = None, **options: Any) -> Iterator[Event]:
     """The IR events of a final object of `source` format (options go to its decoder, e.g.
     `choice` for chat): what the decoder would give for the stream that object came from."""
@@ -210,7 +211,7 @@ def replay_events(obj: dict[str, Any], *, source: str, chunk_size: int | None = 
     return unfold_function(source)(obj, chunk_size=chunk_size, report=report, **options)
 
 
-def replay(obj: dict[str, Any], *, source: str, target: str, chunk_size: int | None = 16,
+def replay(obj: dict[str, Any], *, source: Format, target: Format, chunk_size: int | None = 16,
            report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
     """A final object of `source` format as a stream of `target` bytes, with text, reasoning
     and tool arguments cut into `chunk_size`-character deltas (None: whole). Options are routed
@@ -247,7 +248,7 @@ def _encode(events: Iterator[Event], encoder: Encoder, losses: LossReport,
             report[:] = losses.entries
 
 
-def convert_object(obj: dict[str, Any], *, source: str, target: str,
+def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
                    report: list[Loss] | None = None, **options: Any) -> dict[str, Any]:
     """A final object of `source` format as the final object of `target`, through the same
     mappings as the streaming path: the object's IR events (`replay_events`) accumulated as

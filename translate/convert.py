@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from .errors import DecodeError
 from .events import BlockStart, Error, Event, Stop, Usage
-from .formats import decoder_class, encoder_class
+from .formats import Format, decoder_class, encoder_class
 from .formats._base import Decoder, Encoder
 from .report import Loss, LossReport
 
@@ -153,7 +153,7 @@ class Converter:
 
     __slots__ = ("decoder", "decoding", "encoder", "report")
 
-    def __init__(self, source: str, target: str, *, on_error: OnError = "raise",
+    def __init__(self, source: Format, target: Format, *, on_error: OnError = "raise",
                  tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
         unknown = set(options) - dec_cls.options - enc_cls.options
@@ -280,7 +280,8 @@ def rename(event: Event, names: Mapping[str, str]) -> Event:
     return event
 
 
-def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnError = "raise",
+def convert(chunks: Iterable[bytes], *, source: Format, target: Format,
+            on_error: OnError = "raise",
             report: list[Loss] | None = None, **options: Any) -> Generator[bytes, None, None]:
     """Convert a stream of bytes from `source` format to `target` format, yielding each piece of
     output as soon as its input is in. Pass a list as `report` to receive the loss report.
@@ -315,7 +316,7 @@ def convert(chunks: Iterable[bytes], *, source: str, target: str, on_error: OnEr
             report[:] = converter.losses
 
 
-async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
+async def aconvert(chunks: AsyncIterable[bytes], *, source: Format, target: Format,
                    on_error: OnError = "raise", report: list[Loss] | None = None,
                    **options: Any) -> AsyncGenerator[bytes, None]:
     """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
@@ -348,7 +349,7 @@ async def aconvert(chunks: AsyncIterable[bytes], *, source: str, target: str,
             report[:] = converter.losses
 
 
-def decode(chunks: Iterable[bytes], *, source: str, **options: Any) -> Iterator[Event]:
+def decode(chunks: Iterable[bytes], *, source: Format, **options: Any) -> Iterator[Event]:
     """Decode a stream of bytes into IR events (what the CLI's `--events` prints)."""
     decoder = decoder_class(source)(**options)
     for chunk in chunks:

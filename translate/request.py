@@ -1039,7 +1039,8 @@ def _format_module(format: str) -> Any:
     return module
 
 
-def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenient: bool = False,
+def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,
+                    lenient: bool = False,
                     headers: Mapping[str, str] | None = None,
                     default_max_tokens: int = DEFAULT_MAX_TOKENS, model: str | None = None,
                     stream: bool | None = None) -> RequestConversion:
@@ -1059,7 +1060,7 @@ def convert_request(body: Mapping[str, Any], *, source: str, target: str, lenien
     if (model is not None or stream is not None) and source not in URL_FIELDS:
         raise RequestError(f"{source}: the model and stream are fields of the body, not "
                            "arguments of convert_request", source=source, target=target)
-    ctx = RequestContext(source, target, lenient=lenient,  # type: ignore[arg-type]
+    ctx = RequestContext(source, target, lenient=lenient,
                          default_max_tokens=default_max_tokens, body=body,
                          locate=reader.part_path, model=model, stream=stream)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)

@@ -29,7 +29,7 @@ import pytest
 from .convert import convert
 from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
-from .formats import decoder_class
+from .formats import Format, decoder_class
 from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss
 
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
 def run_conversion(
     data: bytes | Iterable[bytes],
     *,
-    source: str,
-    target: str,
+    source: Format,
+    target: Format,
     on_error: Literal["raise", "emit"] = "raise",
     **options: Any,
 ) -> tuple[bytes, list[Event], list[Loss]]:
@@ -130,8 +130,8 @@ class TranslateSnapshot:
         self,
         data: bytes | Iterable[bytes],
         *,
-        source: str,
-        target: str,
+        source: Format,
+        target: Format,
         on_error: Literal["raise", "emit"] = "raise",
         name: str | None = None,
         **options: Any,

@@ -42,6 +42,7 @@ from ..errors import TranslateError, UpstreamError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
 from ..report import Loss
+from ..request import RequestFormat
 from .auth import client_key_ok, upstream_headers
 from .relay import EventStream
 from .settings import PATHS, Settings
@@ -66,12 +67,13 @@ def _json_error(error: HTTPError) -> JSONResponse:
     return JSONResponse(error.body, status_code=error.status, headers=error.headers)
 
 
-def _too_large(target: str, limit: int) -> _Answer:
+def _too_large(target: RequestFormat, limit: int) -> _Answer:
     return _refuse(target, "request_too_large",
                    f"the request body is larger than this gateway's limit of {limit} bytes")
 
 
-def _refuse(target: str, kind: ErrorKind, message: str, status: int | None = None) -> _Answer:
+def _refuse(target: RequestFormat, kind: ErrorKind, message: str,
+            status: int | None = None) -> _Answer:
     return _Answer(error_for(target, kind, message, status=status))
 
 
@@ -101,7 +103,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             state["client"] = client
             yield
 
-    async def send(target: str, request: httpx.Request) -> httpx.Response:
+    async def send(target: RequestFormat, request: httpx.Request) -> httpx.Response:
         """Send to the upstream; a failure to get an answer becomes the client's error."""
         try:
             return await state["client"].send(request, stream=True)
@@ -117,7 +119,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             raise _refuse(target, "api_error", "the upstream could not be reached",
                           status=502) from None
 
-    async def check_status(target: str, response: httpx.Response) -> None:
+    async def check_status(target: RequestFormat, response: httpx.Response) -> None:
         """An upstream error status, in the client's format (the response is then closed)."""
         status = response.status_code
         if status < 300:
@@ -138,7 +140,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                  error.kind, error.message)
         raise _Answer(error)
 
-    def guarded(client: str | Callable[[Request], str], handler: Handler) -> _Endpoint:
+    def guarded(client: RequestFormat | Callable[[Request], RequestFormat],
+                handler: Handler) -> _Endpoint:
         """The route's ASGI app: auth first, and no exception reaches the client as a trace.
         `client` is the client's format, or how to tell it from the request (`/v1/models`,
         which every SDK shares)."""
@@ -159,7 +162,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
         return _Endpoint(answer)
 
-    def relay(target: str) -> Handler:
+    def relay(target: RequestFormat) -> Handler:
         async def handle(request: Request) -> Response | EventStream:
             body = await _read_json(request, target, settings.max_body_bytes)
             model = body.get("model")
@@ -249,7 +252,7 @@ def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _read_capped(response: httpx.Response, limit: int, target: str, *,
+async def _read_capped(response: httpx.Response, limit: int, target: RequestFormat, *,
                        truncate: bool = False) -> bytes:
     """The upstream's body, at most `limit` bytes: past it the first `limit` bytes
     (`truncate`, for error bodies that are only quoted) or a 502 in the client's format."""
@@ -268,7 +271,7 @@ async def _read_capped(response: httpx.Response, limit: int, target: str, *,
     return b"".join(parts)
 
 
-async def _read_json(request: Request, target: str, limit: int) -> dict[str, Any]:
+async def _read_json(request: Request, target: RequestFormat, limit: int) -> dict[str, Any]:
     """The client's JSON object: at most `limit` bytes (else 413), strict JSON (no NaN or
     Infinity, which no API accepts and httpx cannot send), nesting Python can parse."""
     declared = request.headers.get("content-length", "")
@@ -290,7 +293,8 @@ async def _read_json(request: Request, target: str, limit: int) -> dict[str, Any
     return body
 
 
-def _translate(body: dict[str, Any], client: str, upstream: str, settings: Settings,
+def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFormat,
+               settings: Settings,
                request: Request) -> tuple[dict[str, Any], bool, dict[str, str], dict[str, str]]:
     """The upstream's request body, whether it streams, the headers request translation asks
     for, and the tool names to map back (upstream name -> client name)."""
@@ -310,7 +314,7 @@ def _translate(body: dict[str, Any], client: str, upstream: str, settings: Setti
             dict(conversion.tool_names))
 
 
-async def _final_object(upstream: httpx.Response, source: str, target: str,
+async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,
                         headers: dict[str, str], options: dict[str, Any], limit: int
                         ) -> Response:
     """`stream: false`: the upstream's final object as the client's."""
@@ -343,13 +347,13 @@ async def _final_object(upstream: httpx.Response, source: str, target: str,
     return JSONResponse(out, headers=headers)
 
 
-def _log_losses(source: str, target: str, losses: list[Loss]) -> None:
+def _log_losses(source: RequestFormat, target: RequestFormat, losses: list[Loss]) -> None:
     for loss in losses:
         log.info("%s -> %s lost %s x%d (%s %s): %s", source, target, loss.what, loss.count,
                  loss.stage, loss.format, loss.detail)
 
 
-def _models_client(request: Request) -> str:
+def _models_client(request: Request) -> RequestFormat:
     """Which SDK is asking, for routes every SDK shares: Anthropic's sends `anthropic-version`
     (and `x-api-key`), OpenAI's neither."""
     headers = request.headers
@@ -360,7 +364,7 @@ def _is_glob(name: str) -> bool:
     return any(ch in name for ch in "*?[")
 
 
-def _model_list(target: str, ids: list[str]) -> dict[str, Any]:
+def _model_list(target: RequestFormat, ids: list[str]) -> dict[str, Any]:
     if vendor_of(target) == "anthropic":
         data = [{"type": "model", "id": i, "display_name": i,
                  "created_at": "1970-01-01T00:00:00Z"} for i in ids]

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from ..request import RequestFormat
 
 __all__ = ["CLIENT_FORMATS", "PATHS", "Settings"]
 
-PATHS: Final[dict[str, str]] = {
+PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
 """Where each format lives, relative to a base URL ending in `/v1`."""
 
@@ -26,7 +29,7 @@ class Settings:
 
     upstream_url: str
     """Base URL including the version, e.g. `https://api.openai.com/v1`."""
-    upstream_format: str
+    upstream_format: RequestFormat
     """`chat`, `responses` or `messages`: what the upstream speaks."""
     api_key: str | None = None
     """The key sent to the upstream (`Authorization: Bearer` or `x-api-key`, as it expects)."""

@@ -17,6 +17,7 @@ from importlib.resources import files
 import anyio
 import httpx
 
+from ..formats import FORMATS, unknown_format
 from .settings import Settings
 
 __all__ = ["UpstreamBroke", "body_chunks", "demo_transport", "open_client"]
@@ -59,7 +60,9 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx.AsyncBaseTrans
     from ..collect import collect
 
     body = files("translate").joinpath(f"examples/{example}.sse").read_bytes()
-    source = example.split("-", 1)[0]
+    source = example.split("-", 1)[0]  # examples are named <format>-<what>
+    if source not in FORMATS:  # narrows the name to a Format
+        raise unknown_format(source)
 
     async def events() -> AsyncIterator[bytes]:
         for event in body.split(b"\n\n"):
