@@ -2,8 +2,11 @@
 
 Feeds every synthetic stream, and every floor conversion of it, to the official client SDK of
 its format and checks that the SDK rebuilds the same content (text, reasoning, tool arguments,
-image sizes). This proves the streams are realistic enough for the SDKs and that the floor does
-the whole job, so a ratio to it is a fair comparison. Needs the `test` extra (openai, anthropic).
+image sizes). Gemini goes through google-genai's own stream path (its SSE reader and
+`GenerateContentResponse` per chunk), folded the way a client does (the SDK has no accumulator).
+This proves the streams are realistic enough for the SDKs and that the floor does
+the whole job, so a ratio to it is a fair comparison. Needs the `test` extra (openai, anthropic,
+google-genai).
 
     /work/venv/bin/python bench/check.py [--library]
 
@@ -57,6 +60,25 @@ def rebuild(fmt: str, body: bytes) -> dict[str, Any]:
             "tools": [b.input for b in msg.content if b.type == "tool_use"],
         }
     import httpx
+
+    if fmt == "gemini":
+        from google import genai
+        from google.genai import types
+
+        sdk = genai.Client(api_key="x", http_options=types.HttpOptions(
+            base_url="http://x", httpx_client=_mock(httpx, body),
+            retry_options=types.HttpRetryOptions(attempts=1)))
+        texts: list[str] = []
+        thoughts: list[str] = []
+        tools: list[Any] = []
+        for chunk in sdk.models.generate_content_stream(model="m", contents="x"):
+            for cand in chunk.candidates or ():
+                for part in (cand.content.parts if cand.content else None) or ():
+                    if part.function_call is not None:
+                        tools.append(part.function_call.args or {})
+                    elif part.text is not None:
+                        (thoughts if part.thought else texts).append(part.text)
+        return {"text": "".join(texts), "reasoning": "".join(thoughts), "tools": tools}
     import openai
 
     oclient = openai.OpenAI(api_key="x", base_url="http://x/v1", http_client=_mock(httpx, body))

@@ -1,17 +1,19 @@
 """The yardstick: the minimal hand-written conversion, measured beside the library.
 
 For each direction the floor does the least work that still produces a stream the target's
-client SDK accepts: split the SSE input on b"\\n\\n", `orjson.loads` each payload, map the dict
-by hand to the target's dict, `orjson.dumps` it and frame it. It knows only what the benchmark
-streams contain (text, DeepSeek-style reasoning / thinking / reasoning summaries, sequential tool
-calls, images), checks nothing, reports no losses and handles no errors: it is the cost of the
-JSON plus the unavoidable bookkeeping of the target (block and item open/close events, sequence
-numbers, the full-text done events of responses), written once per format.
+client SDK accepts: split the SSE input on b"\\n\\n" (b"\\r\\n\\r\\n" for gemini), `orjson.loads`
+each payload, map the dict by hand to the target's dict, `orjson.dumps` it and frame it. It knows
+only what the benchmark streams contain (text, DeepSeek-style reasoning / thinking / reasoning
+summaries / thought parts, sequential tool calls, gemini's whole function calls and thought
+signatures, images), checks nothing, reports no losses and handles no errors: it is the cost of
+the JSON plus the unavoidable bookkeeping of the target (block and item open/close events,
+sequence numbers, the full-text done events of responses, gemini's call arguments parsed whole),
+written once per format.
 
-A direction is one source parser (`_chat`, `_messages`, `_responses`, `_images`: payload dict to
-writer calls) composed with one target writer (`ChatWriter`, ...: writer calls to framed
-bytes). The writer call is a plain method call, no intermediate objects, so this is the same
-work as a dict-to-dict function written for that one direction.
+A direction is one source parser (`_chat`, `_messages`, `_responses`, `_images`, `_gemini`:
+payload dict to writer calls) composed with one target writer (`ChatWriter`, ...: writer calls
+to framed bytes). The writer call is a plain method call, no intermediate objects, so this is
+the same work as a dict-to-dict function written for that one direction.
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ def _frame(event: bytes | None, obj: Any) -> bytes:
 
 # -- writers (target side) --------------------------------------------------------------------
 # Every writer takes: start(id, model), text(s), thinking(s), signature(s), tool(id, name),
-# args(s), image(b64, final), stop(reason), usage(input, output, cached, reasoning), end().
+# args(s), image(b64, final), stop(reason), usage(input, output, cached, reasoning), end(),
+# and gsig(s): a Gemini thought signature, which only a gemini target can carry (the other
+# writers drop it; `signature` is Anthropic's, which Gemini cannot verify).
 
 
 class ChatWriter:
@@ -70,6 +74,9 @@ class ChatWriter:
 
     def signature(self, s: str) -> None:
         pass  # plain chat has no place for it
+
+    def gsig(self, s: str) -> None:
+        pass
 
     def tool(self, id: str, name: str) -> None:
         self.tools += 1
@@ -145,6 +152,9 @@ class MessagesWriter:
     def signature(self, s: str) -> None:
         if self.kind == "thinking":
             self._delta({"type": "signature_delta", "signature": s})
+
+    def gsig(self, s: str) -> None:
+        pass  # another family's proof: Anthropic cannot verify it
 
     def tool(self, id: str, name: str) -> None:
         self._open("tool", {"type": "tool_use", "id": id, "name": name, "input": {}})
@@ -275,6 +285,8 @@ class ResponsesWriter:
     def signature(self, s: str) -> None:
         pass  # an Anthropic signature has no place in a responses reasoning item
 
+    gsig = signature
+
     def tool(self, id: str, name: str) -> None:
         self._open("function_call", {"id": "fc_" + id, "type": "function_call",
                                      "status": "in_progress", "arguments": "",
@@ -337,7 +349,7 @@ class ImagesWriter:
     def text(self, s: str) -> None:
         pass
 
-    thinking = signature = args = text
+    thinking = signature = args = gsig = text
 
     def tool(self, id: str, name: str) -> None:
         pass
@@ -367,9 +379,83 @@ class ImagesWriter:
         self.out.append(b"data: [DONE]\n\n")
 
 
+class GeminiWriter:
+    """Gemini alt=sse output: one GenerateContentResponse per part, calls written whole."""
+
+    def __init__(self, out: list[bytes]) -> None:
+        self.out = out
+        self.id = ""
+        self.model = ""
+        self.call: tuple[str, str] | None = None
+        self.parts: list[str] = []
+        self.sig: str | None = None
+        self.reason = "end_turn"
+        self.usage_obj: dict[str, Any] | None = None
+
+    def _chunk(self, part: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+        if self.sig is not None:
+            part["thoughtSignature"] = self.sig
+            self.sig = None
+        candidate: dict[str, Any] = {"content": {"parts": [part], "role": "model"}, "index": 0}
+        obj: dict[str, Any] = {"candidates": [candidate], "modelVersion": self.model,
+                               "responseId": self.id}
+        if extra is not None:
+            candidate["finishReason"] = extra["finish"]
+            obj["usageMetadata"] = self.usage_obj
+        self.out.append(b"data: " + _dumps(obj) + b"\n\n")
+
+    def _flush_call(self) -> None:
+        call = self.call
+        if call is not None:
+            self.call = None
+            self._chunk({"functionCall": {"name": call[1], "args": _loads("".join(self.parts)),
+                                          "id": call[0]}})
+
+    def start(self, id: str, model: str) -> None:
+        self.id = id
+        self.model = model
+
+    def text(self, s: str) -> None:
+        self._chunk({"text": s})
+
+    def thinking(self, s: str) -> None:
+        self._chunk({"text": s, "thought": True})
+
+    def signature(self, s: str) -> None:
+        pass  # another family's proof: Gemini cannot verify it
+
+    def gsig(self, s: str) -> None:
+        self.sig = s  # goes on the next part written
+
+    def tool(self, id: str, name: str) -> None:
+        self._flush_call()
+        self.call = (id, name)
+        self.parts = []
+
+    def args(self, s: str) -> None:
+        self.parts.append(s)
+
+    def image(self, b64: str, final: bool) -> None:
+        pass
+
+    def stop(self, reason: str) -> None:
+        self.reason = reason
+
+    def usage(self, input: int, output: int, cached: int, reasoning: int) -> None:
+        self.usage_obj = {"promptTokenCount": input,
+                          "candidatesTokenCount": output - reasoning,
+                          "cachedContentTokenCount": cached, "thoughtsTokenCount": reasoning,
+                          "totalTokenCount": input + output}
+
+    def end(self) -> None:
+        self._flush_call()
+        finish = "MAX_TOKENS" if self.reason == "max_tokens" else "STOP"
+        self._chunk({"text": ""}, {"finish": finish})
+
+
 WRITERS: dict[str, Callable[[list[bytes]], Any]] = {
     "chat": ChatWriter, "messages": MessagesWriter, "responses": ResponsesWriter,
-    "images": ImagesWriter,
+    "images": ImagesWriter, "gemini": GeminiWriter,
 }
 
 
@@ -481,8 +567,43 @@ def _images(w: Any, o: dict[str, Any], state: list[bool]) -> None:
         w.stop("end_turn")
 
 
-PARSERS: dict[str, Callable[[Any, dict[str, Any], list[bool]], None]] = {
+_GEMINI_STOP = {"STOP": "end_turn", "MAX_TOKENS": "max_tokens"}
+
+
+def _gemini(w: Any, o: dict[str, Any], state: list[Any]) -> None:
+    if not state[0]:
+        state[0] = True
+        w.start(o["responseId"], o["modelVersion"])
+    c = o["candidates"][0]
+    for part in c["content"]["parts"]:
+        sig = part.get("thoughtSignature")
+        if sig:
+            w.gsig(sig)
+        s = part.get("text")
+        if s is not None:
+            if part.get("thought"):
+                w.thinking(s)
+            elif s:
+                w.text(s)
+            continue
+        call = part.get("functionCall")
+        if call is not None:
+            state[1] = True
+            state[2] += 1
+            w.tool(call.get("id") or f"call_{o['responseId']}_{state[2]}", call["name"])
+            w.args(_dumps(call.get("args") or {}).decode())
+    fr = c.get("finishReason")
+    if fr:
+        u = o["usageMetadata"]
+        thoughts = u.get("thoughtsTokenCount", 0)
+        w.usage(u["promptTokenCount"], u.get("candidatesTokenCount", 0) + thoughts,
+                u.get("cachedContentTokenCount", 0), thoughts)
+        w.stop("tool_use" if state[1] else _GEMINI_STOP.get(fr, "end_turn"))
+
+
+PARSERS: dict[str, Callable[[Any, dict[str, Any], list[Any]], None]] = {
     "chat": _chat, "messages": _messages, "responses": _responses, "images": _images,
+    "gemini": _gemini,
 }
 
 
@@ -493,20 +614,23 @@ class FloorConverter:
         self.out: list[bytes] = []
         self.writer = WRITERS[target](self.out)
         self.parse = PARSERS[source]
-        self.state = [False, False]  # started, saw a tool call
+        self.state: list[Any] = [False, False, 0]  # started, saw a tool call, calls
         self.pending: list[bytes] = []  # the unterminated tail, joined once its end arrives
+        # Gemini's API frames its events with CRLF CRLF; the other providers with LF LF.
+        self.sep = b"\r\n\r\n" if source == "gemini" else b"\n\n"
 
     def feed(self, chunk: bytes) -> bytes:
-        pending = self.pending
+        pending, sep = self.pending, self.sep
         if pending:
             # A multi-megabyte event arrives in hundreds of chunks: join only when it ends.
-            if b"\n\n" not in chunk and not (chunk[:1] == b"\n" and pending[-1][-1:] == b"\n"):
+            k = len(sep) - 1
+            if sep not in chunk and sep not in pending[-1][-k:] + chunk[:k]:
                 pending.append(chunk)
                 return b""
             pending.append(chunk)
             chunk = b"".join(pending)
             pending.clear()
-        events = chunk.split(b"\n\n")
+        events = chunk.split(sep)
         tail = events.pop()
         if tail:
             pending.append(tail)

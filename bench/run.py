@@ -58,7 +58,7 @@ from streams import (  # noqa: E402
 
 __all__ = ["Cell", "main"]
 
-FORMATS = ("chat", "responses", "messages", "images")
+FORMATS = ("chat", "responses", "messages", "images", "gemini")
 QUICK_SCENARIOS = ("text_1k", "text_10k", "tools", "reasoning", "image")
 TARGET_MEDIAN = 2.5
 TARGET_MAX = 4.0

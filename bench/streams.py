@@ -13,6 +13,11 @@ the format's own overhead. The shapes copy the recordings in /work/shared/fixtur
 - responses: `event:` lines, full response objects on created/in_progress/completed,
   `sequence_number` from 0, `obfuscation` on deltas, done events repeating the full text.
 - images: `image_generation.partial_image` / `.completed` with `event:` lines and `[DONE]`.
+- gemini: `streamGenerateContent?alt=sse`, one whole GenerateContentResponse per `data:` framed
+  with CRLF CRLF, in the API's spelling (`": "` after keys); one candidate with `index`,
+  `role: model`, `usageMetadata` on every chunk, `modelVersion`, `responseId`; thoughts as
+  `thought: true` parts, a `thoughtSignature` on the first answer part; function calls arrive
+  whole (`args` an object), the last chunk carries `finishReason: STOP`.
 
 Content is a pure function of the delta number (no stored lists), so `events()` is a lazy
 generator: the memory measurement feeds `chunked(events(...))` without holding the input.
@@ -48,6 +53,7 @@ CREATED = 1_750_000_000
 MODEL_CHAT = "gpt-4o-2024-08-06"
 MODEL_RESPONSES = "gpt-5-2025-08-07"
 MODEL_MESSAGES = "claude-sonnet-4-20250514"
+MODEL_GEMINI = "gemini-2.5-pro"
 INPUT_TOKENS = 1234
 
 _WORDS = (
@@ -132,9 +138,9 @@ SCENARIOS: dict[str, Scenario] = {
 """The benchmark scenarios by name."""
 
 FORMATS_OF = {
-    "text": ("chat", "responses", "messages"),
-    "tools": ("chat", "responses", "messages"),
-    "reasoning": ("chat", "responses", "messages"),
+    "text": ("chat", "responses", "messages", "gemini"),
+    "tools": ("chat", "responses", "messages", "gemini"),
+    "reasoning": ("chat", "responses", "messages", "gemini"),
     "image": ("images", "responses"),
 }
 """Which formats can carry each scenario kind (and so which directions are benchmarked)."""
@@ -429,7 +435,68 @@ def _images(s: Scenario) -> Iterator[bytes]:
     yield b"data: [DONE]\n\n"
 
 
-_RENDER = {"chat": _chat, "messages": _messages, "responses": _responses, "images": _images}
+# -- gemini -----------------------------------------------------------------------------------
+
+_GEMINI_ID = "beHBaJfEMIi-qtsP3769-Q8"
+GEMINI_SIGNATURE = "CiIB0e2Kb6" + base64.b64encode(bytes(range(255, -1, -1)) * 2).decode()[:590]
+"""A realistic-length Gemini thought signature (opaque base64)."""
+
+
+def _gemini_dumps(obj: Any) -> bytes:
+    # The API writes `": "` after keys and a bare `,` between items. No benchmark string holds
+    # a `":` (a quote inside a string is escaped as `\"` and no word has a colon), so only
+    # keys are touched; check.py compares the SDK's rebuild with the other formats'.
+    return orjson.dumps(obj).replace(b'":', b'": ')
+
+
+def _gemini(s: Scenario) -> Iterator[bytes]:
+    thoughts = 0
+    answered = 0
+
+    def usage(final: bool) -> dict[str, Any]:
+        u: dict[str, Any] = {"promptTokenCount": INPUT_TOKENS}
+        if final:
+            u["candidatesTokenCount"] = _output_tokens(s) - s.reasoning
+        u["totalTokenCount"] = INPUT_TOKENS + thoughts + answered
+        u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": INPUT_TOKENS}]
+        if s.reasoning:
+            u["thoughtsTokenCount"] = thoughts
+        return u
+
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> bytes:
+        candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+        if finish:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        return b"data: " + _gemini_dumps({
+            "candidates": [candidate], "usageMetadata": usage(finish is not None),
+            "modelVersion": MODEL_GEMINI, "responseId": _GEMINI_ID}) + b"\r\n\r\n"
+
+    for i in range(s.reasoning):
+        thoughts += 1
+        yield chunk([{"text": reasoning_delta(i), "thought": True}])
+    last = s.text - 1 if not s.tools else -1
+    for i in range(s.text):
+        answered += 1
+        part: dict[str, Any] = {"text": text_delta(i)}
+        if i == 0 and s.reasoning:
+            part["thoughtSignature"] = GEMINI_SIGNATURE
+        yield chunk([part], "STOP" if i == last else None)
+    for k in range(s.tools):
+        answered += s.fragments
+        args = orjson.loads("".join([args_fragment(k, j, s.fragments)
+                                     for j in range(s.fragments)]))
+        part = {"functionCall": {"name": TOOL_NAMES[k], "args": args}}
+        if k == 0:
+            part["thoughtSignature"] = GEMINI_SIGNATURE
+        yield chunk([part])
+    if last < 0:
+        # After function calls the API closes with an empty text part and STOP.
+        yield chunk([{"text": ""}], "STOP")
+
+
+_RENDER = {"chat": _chat, "messages": _messages, "responses": _responses, "images": _images,
+           "gemini": _gemini}
 
 
 def events(fmt: str, scenario: Scenario) -> Iterator[bytes]:
