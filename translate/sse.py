@@ -146,9 +146,15 @@ class SSEParser:
         return out
 
     def _feed(self, chunk: bytes, out: list[SSEMessage]) -> None:
+        crlf = False
         if b"\r" in chunk:
-            self._feed_with_cr(chunk, out)
-            return
+            # CRLF everywhere (Gemini's framing) takes the LF path, each line's CR cut off;
+            # a lone CR (or one at the end of the chunk) takes the general path. The LF path
+            # is about twice as fast per event (bench/run.py, gemini sources).
+            if chunk.count(b"\r") != chunk.count(b"\r\n"):
+                self._feed_with_cr(chunk, out)
+                return
+            crlf = True
         last = chunk.rfind(b"\n")
         if last < 0:
             self._stash(chunk)
@@ -162,15 +168,15 @@ class SSEParser:
         else:
             body = chunk[: last + 1] if last + 1 < len(chunk) else chunk
         if len(body) > _SLICE and body.count(b"\n", 0, _SLICE) > _SPLIT_LINES:
-            self._many_lines(body, out)
+            self._many_lines(body, out, crlf)
         else:
             lines = body.split(b"\n")
             lines.pop()  # the empty string after the final LF
-            self._lines(lines, out)
+            self._lines(lines, out, crlf)
         if last + 1 < len(chunk):
             self._stash(chunk[last + 1 :])
 
-    def _many_lines(self, body: bytes, out: list[SSEMessage]) -> None:
+    def _many_lines(self, body: bytes, out: list[SSEMessage], crlf: bool) -> None:
         """`body` (ending in LF) holds a great many short lines: split it a slice at a time,
         so that a 48 MB chunk of empty lines is refused at the limit without first becoming
         millions of bytes objects."""
@@ -180,19 +186,22 @@ class SSEParser:
             if cut < 0:  # a line longer than a slice
                 cut = body.find(b"\n", start + _SLICE)
             lines = body[start:cut].split(b"\n")
-            self._lines(lines, out)
+            self._lines(lines, out, crlf)
             start = cut + 1
 
-    def _lines(self, lines: list[bytes], out: list[SSEMessage]) -> None:
-        """Interpret complete LF-terminated lines. The two lines that make up nearly every
-        event, `data: <json>` and the blank line, are handled inline; the rest by `_line`."""
+    def _lines(self, lines: list[bytes], out: list[SSEMessage], crlf: bool = False) -> None:
+        """Interpret complete LF-terminated lines (with `crlf`, CRLF-terminated: each line's
+        final CR is cut off, and still counted in the offsets). The two lines that make up
+        nearly every event, `data: <json>` and the blank line, are handled inline; the rest by
+        `_line`."""
         data = self._data
         limit = self._limit
         offset = self._offset
         names = self._names
         new = _new_message
         try:
-            for line in lines:
+            for raw in lines:
+                line = raw[:-1] if crlf and raw[-1:] == b"\r" else raw
                 if not line:
                     if len(data) == 1 and self._retry is None:
                         # The usual event, one data line: _dispatch's work, inline (invalid
@@ -230,7 +239,7 @@ class SSEParser:
                     self._offset = offset
                     self._line(line, out)
                     data = self._data
-                offset += len(line) + 1
+                offset += len(raw) + 1
         finally:
             self._offset = offset
 

@@ -525,3 +525,26 @@ def test_gemini_to_gemini_keeps_what_google_genai_reads(path: Path) -> None:
     theirs["tools"] = [(n, a, i or m[2]) for (n, a, i), m in zip(theirs["tools"],
                                                                   mine["tools"], strict=True)]
     assert mine == theirs
+
+
+def _usage(out: int) -> dict[str, Any]:
+    return {"promptTokenCount": 7, "candidatesTokenCount": out, "totalTokenCount": 7 + out}
+
+
+def test_the_cumulative_usage_of_every_chunk_is_one_usage_before_the_end() -> None:
+    growing = [chunk({"text": f"w{k} "}, usage=_usage(k)) for k in range(1, 4)]
+    finished = decode(sse(*growing, chunk({"text": ""}, finish="STOP", usage=_usage(4))))
+    usages = [e for e in finished if isinstance(e, Usage)]
+    assert [(u.input_tokens, u.output_tokens) for u in usages] == [(7, 4)]
+    assert isinstance(finished[-1], Stop) and finished[-2] is usages[0]
+    # cut before the finish: the last snapshot still arrives, before the truncation
+    decoder = GeminiDecoder(strict=True)
+    cut = decoder.feed(sse(*growing)) + decoder.end()
+    assert [(e.input_tokens, e.output_tokens) for e in cut if isinstance(e, Usage)] == [(7, 3)]
+    assert isinstance(cut[-1], Error) and cut[-1].kind == "truncated"
+    # bad input: what was held comes with the failure, for emit mode to deliver
+    decoder = GeminiDecoder(strict=True)
+    with pytest.raises(DecodeError) as info:
+        decoder.feed(sse(*growing) + b"data: {nope\r\n\r\n")
+    assert [(e.input_tokens, e.output_tokens) for e in info.value.events
+            if isinstance(e, Usage)] == [(7, 3)]

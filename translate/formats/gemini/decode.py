@@ -26,8 +26,10 @@ non-blank byte `[` tells the form).
 - Server-side parts (`executableCode`, `codeExecutionResult`, `toolCall`, `toolResponse`,
   `fileData`, ...) are `opaque` blocks with the part as `raw`; an `inlineData` image is an
   `image` block with its base64 data in `ImageDone`.
-- `usageMetadata` is a full snapshot; each chunk whose snapshot differs from the last gives a
-  `Usage` (`wire.usage_to_ir`).
+- `usageMetadata` is a full, cumulative snapshot, sent on every chunk: only the last one before
+  the end counts, so it is held and given as one `Usage` (`wire.usage_to_ir`) right before
+  the `Stop`, the `Error`, the truncation or bad input (a `Usage` per chunk made a gemini
+  source twice as slow as the others in bench/run.py, for figures the targets overwrite).
 - `finishReason` on the selected candidate closes its blocks and gives `Stop` after the chunk's
   `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`). A
   blocked prompt (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)`.
@@ -140,6 +142,7 @@ class GeminiDecoder(Decoder):
         self._calls = 0  # function calls so far (for synthesised ids)
         self._response_id: str | None = None
         self._usage: dict[str, Any] | None = None  # the last usage snapshot emitted
+        self._held: dict[str, Any] | None = None  # the newest one, not emitted yet
         self._others: set[int] = set()  # candidate indexes reported as dropped
 
     # -- bytes in: SSE or a JSON array ----------------------------------------------------------
@@ -157,7 +160,11 @@ class GeminiDecoder(Decoder):
                 self._array = _ArrayReader(self.format)
                 chunk = head
         if self._array is None:
-            return super().feed(chunk)
+            try:
+                return super().feed(chunk)
+            except DecodeError as exc:
+                self._flush_usage(exc.events)  # what was held is delivered with the failure
+                raise
         self._check_open()
         out: list[Event] = []
         try:
@@ -167,6 +174,7 @@ class GeminiDecoder(Decoder):
                 out += self._handle(message)
         except DecodeError as exc:
             self._closed = True
+            self._flush_usage(out)
             exc.events = out
             raise
         return out
@@ -220,12 +228,21 @@ class GeminiDecoder(Decoder):
         if usage is not None:
             if type(usage) is not dict:
                 opt_dict(payload, "usageMetadata", "chunk")  # raises
-            if usage != self._usage and _has_counts(usage):
-                self._usage = usage
-                out.append(usage_to_ir(usage))
+            if usage is not self._usage:
+                self._held = usage
+                if stop is not None or self._state is _State.DONE:
+                    self._flush_usage(out)
         if stop is not None:
+            self._flush_usage(out)
             out.append(stop)
         return out
+
+    def _flush_usage(self, out: list[Event]) -> None:
+        """Give the held usage snapshot, if any, as a `Usage`."""
+        held, self._held = self._held, None
+        if held is not None and held != self._usage and _has_counts(held):
+            self._usage = held
+            out.append(usage_to_ir(held))
 
     def _on_end(self) -> list[Event]:
         if self._state is _State.DONE:
@@ -237,7 +254,8 @@ class GeminiDecoder(Decoder):
         if self._call is not None:
             self.report.add("decode", self.format, "tool_call",
                             "a function call whose arguments were still streaming was cut off")
-        return [self._truncated("before a finishReason")]
+        self._flush_usage(out)
+        return [*out, self._truncated("before a finishReason")]
 
     # -- chunks ---------------------------------------------------------------------------------
 
@@ -307,6 +325,7 @@ class GeminiDecoder(Decoder):
         if self._state is _State.IDLE:
             out.append(MessageStart(origin=self.format))
         self._state = _State.DONE
+        self._flush_usage(out)
         error = payload.get("error")
         if type(error) is not dict:
             error = {"message": error} if type(error) is str else {}
