@@ -24,13 +24,12 @@ Size, with ../shared/fixtures present: 25 gemini streams x 3 targets + 109 strea
 from __future__ import annotations
 
 import functools
-import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import test_matrix
 from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, stream_params
 from tests.differences import (
     Cell,
@@ -43,11 +42,18 @@ from tests.differences import (
     _truncated,
     _zero_is_unknown,
 )
-from tests.sdk import Summary, summarize
-from tests.sdk.server import StreamServer, serve
-from tests.test_matrix import _digest, _reference, ir_view, view
+from tests.sdk import Summary
+from tests.sdk.server import StreamServer
+from tests.test_matrix import (  # the cell runner is test_matrix's: one server, one reading
+    _decode,
+    _digest,
+    _reference,
+    _summarize,
+    ir_view,
+    view,
+)
 from translate.convert import Converter
-from translate.events import Error, Event, Stop, ThinkingDelta
+from translate.events import Error, Stop, ThinkingDelta
 from translate.formats import get_decoder
 
 TARGETS = ("chat", "responses", "messages")
@@ -216,22 +222,7 @@ def apply(cell: Cell) -> tuple[dict[str, Any], list[Difference]]:
 
 # -- running a cell -----------------------------------------------------------------------------
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[StreamServer]:
-    with serve() as running:
-        yield running
-
-
-def _summarize(format: str, body: bytes, server: StreamServer, seed: int) -> Summary:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return summarize(format, body, http_client=server.client_for(body, seed))
-
-
-def _decode(format: str, data: bytes) -> list[Event]:
-    decoder = get_decoder(format)
-    return decoder.feed(data) + decoder.end()
+server = test_matrix.server  # the loopback server fixture, one per module as there
 
 
 @functools.cache
