@@ -53,6 +53,7 @@ from .formats import unknown_format
 from .report import LossReport
 
 __all__ = [
+    "BOOKKEEPING",
     "BUDGET_MIN",
     "CONTENT",
     "DEFAULT_MAX_TOKENS",
@@ -528,6 +529,10 @@ REPORTED_LOSSES: dict[str, str] = {
 }
 """What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
 
+
+BOOKKEEPING: frozenset[str] = frozenset({"id", "status"})
+"""The keys of a responses history item that only the provider that wrote it reads (its
+output-item id and status): dropped for another target and reported as `bookkeeping`."""
 
 REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
     "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`",

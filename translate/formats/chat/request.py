@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...request import (
+    BOOKKEEPING,
     TOOL_CHOICE,
     Document,
     FunctionTool,
@@ -400,7 +401,7 @@ def _write_texts(parts: tuple[Text, ...], ctx: RequestContext, path: str) -> str
     return [_write_text(p, ctx, f"{path}[{i}]") for i, p in enumerate(parts)]
 
 
-_BOOKKEEPING = frozenset({"id", "status", "annotations", "logprobs"})
+_BOOKKEEPING = BOOKKEEPING | {"annotations", "logprobs"}  # and responses output-text notes
 
 
 def _write_user_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | None:

@@ -40,6 +40,7 @@ from typing import Any
 from pydantic_core import from_json
 
 from ...request import (
+    BOOKKEEPING,
     TOOL_CHOICE,
     Document,
     FunctionTool,
@@ -466,8 +467,11 @@ def _choice(config: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
 _CHOICE = {where["gemini"]["functionCallingConfig"]["mode"]: mode
            for mode, where in TOOL_CHOICE.items() if mode != "tool"} | {"MODE_UNSPECIFIED": "auto"}
 """`functionCallingConfig.mode` -> `ToolChoice.mode` (`TOOL_CHOICE` read backwards)."""
-_LEVELS = {"MINIMAL": "minimal", "LOW": "low", "MEDIUM": "medium", "HIGH": "high",
-           "XHIGH": "xhigh"}
+_EFFORT_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH",
+                 "xhigh": "XHIGH", "max": "XHIGH"}
+"""Effort -> `thinkingLevel` (Gemini's highest level is XHIGH: `max` is carried as it)."""
+_LEVELS = {level: effort for effort, level in _EFFORT_LEVEL.items() if effort != "max"}
+"""`thinkingLevel` -> effort (`_EFFORT_LEVEL` read backwards)."""
 
 
 def _reasoning(config: Any, ctx: RequestContext) -> Reasoning | None:
@@ -571,9 +575,6 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
 
 # -- writing ------------------------------------------------------------------------------
 
-_BOOKKEEPING = frozenset({"id", "status"})
-_EFFORT_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH",
-                 "xhigh": "XHIGH", "max": "XHIGH"}
 
 
 def _write_text(text: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
@@ -650,7 +651,7 @@ def _write_result(result: ToolResult, ctx: RequestContext, turn: str, msg: Messa
     if result.cache is not None:
         ctx.lose("cache_control", f"{path}: cache breakpoint of a tool result")
     if result.extra:
-        ctx.extra(path, result.extra, out, _BOOKKEEPING)
+        ctx.extra(path, result.extra, out, BOOKKEEPING)
     return {"functionResponse": out}
 
 
@@ -671,7 +672,7 @@ def _write_parts(msg: Message, ctx: RequestContext, path: str,
                 ctx.lose("cache_control",
                          f"{ctx.part(path, msg, i)}: cache breakpoint of a tool call")
             if part.extra:
-                ctx.extra(ctx.part(path, msg, i), part.extra, {}, _BOOKKEEPING)
+                ctx.extra(ctx.part(path, msg, i), part.extra, {}, BOOKKEEPING)
             try:
                 args = from_json(part.arguments) if part.arguments else {}
             except ValueError:
@@ -807,7 +808,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
                        "(systemInstruction)", what="role")
             continue
         if msg.extra:
-            ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+            ctx.extra(path, msg.extra, {}, BOOKKEEPING)
         parts = _write_parts(msg, ctx, path, names)
         if not parts:
             continue  # only dropped reasoning

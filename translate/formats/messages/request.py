@@ -19,6 +19,7 @@ from typing import Any
 from pydantic_core import from_json, to_json
 
 from ...request import (
+    BOOKKEEPING,
     BUDGET_MIN,
     TOOL_CHOICE,
     Cache,
@@ -462,7 +463,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
                                "input": _arguments(call.arguments, ctx, path)}
         _mark(out, call.cache, ctx, path)
         if call.extra:
-            ctx.extra(path, call.extra, out, _BOOKKEEPING)
+            ctx.extra(path, call.extra, out, BOOKKEEPING)
         return out
     if kind == "tool_result":
         result: ToolResult = part  # type: ignore[assignment]
@@ -479,7 +480,7 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
             out["is_error"] = True
         _mark(out, result.cache, ctx, path)
         if result.extra:
-            ctx.extra(path, result.extra, out, _BOOKKEEPING)
+            ctx.extra(path, result.extra, out, BOOKKEEPING)
         return out
     if kind == "image":
         return _write_image(part, ctx, path)  # type: ignore[arg-type]
@@ -491,12 +492,11 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
     return ctx.opaque(path, part)  # type: ignore[arg-type]
 
 
-_BOOKKEEPING = frozenset({"id", "status"})
 
 
 def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, Any] | None:
     if msg.extra:
-        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+        ctx.extra(path, msg.extra, {}, BOOKKEEPING)
     role = msg.role
     if role in ("system", "developer"):
         if role == "developer":

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...request import (
+    BOOKKEEPING,
     TOOL_CHOICE,
     Document,
     FunctionTool,
@@ -74,7 +75,6 @@ ENCRYPTED_INCLUDE = "reasoning.encrypted_content"
 """The `include` value that asks for replayable reasoning (reported, not refused, for another
 target: only OpenAI can read what it would return)."""
 
-_BOOKKEEPING = frozenset({"id", "status"})
 _ASSISTANT_ITEMS = frozenset({"function_call", "reasoning", "web_search_call",
                               "file_search_call", "computer_call", "image_generation_call",
                               "code_interpreter_call", "local_shell_call", "shell_call",
@@ -481,9 +481,9 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, items: list[Any]) 
     if pending:
         items.append(_user_item(msg, pending))
     if msg.extra and items and items[-1].get("type") == "message":
-        ctx.extra(path, msg.extra, items[-1], _BOOKKEEPING)
+        ctx.extra(path, msg.extra, items[-1], BOOKKEEPING)
     elif msg.extra:
-        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+        ctx.extra(path, msg.extra, {}, BOOKKEEPING)
 
 
 def _user_item(msg: Message, parts: list[Any]) -> dict[str, Any]:
@@ -513,7 +513,7 @@ def _write_result(result: ToolResult, ctx: RequestContext, parent: str, msg: Mes
         if result.cache is not None:
             ctx.lose("cache_control", f"{path}: cache breakpoint of a tool result")
         if result.extra:
-            ctx.extra(path, result.extra, out, _BOOKKEEPING)
+            ctx.extra(path, result.extra, out, BOOKKEEPING)
     return out
 
 
@@ -548,7 +548,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[A
                 ctx.lose("cache_control",
                          f"{ctx.part(path, msg, i)}: cache breakpoint of a tool call")
             if call.extra:
-                ctx.extra(ctx.part(path, msg, i), call.extra, out, _BOOKKEEPING)
+                ctx.extra(ctx.part(path, msg, i), call.extra, out, BOOKKEEPING)
             items.append(out)
         elif kind == "opaque":
             raw = ctx.opaque(ctx.part(path, msg, i), part)  # type: ignore[arg-type]
@@ -558,7 +558,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str, items: list[A
             ctx.refuse(ctx.part(path, msg, i), f"a {kind} part in an assistant message",
                        what=kind)
     if msg.extra:
-        ctx.extra(path, msg.extra, {}, _BOOKKEEPING)
+        ctx.extra(path, msg.extra, {}, BOOKKEEPING)
 
 
 def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | None:
