@@ -577,11 +577,16 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
 
 
 
+_TEXT_NOTES = frozenset({"annotations", "citations", "logprobs"})
+"""Keys of another format's text (responses annotations, messages citations) that are
+notes about an answer, not part of it: dropped and reported as bookkeeping."""
+
+
 def _write_text(text: Text, ctx: RequestContext, path: str) -> dict[str, Any]:
     if text.cache is not None:
         ctx.lose("cache_control", f"{path}: cache breakpoint (Gemini caches by cachedContent)")
     if text.extra:
-        ctx.extra(path, text.extra, {}, frozenset({"annotations", "citations", "logprobs"}))
+        ctx.extra(path, text.extra, {}, _TEXT_NOTES)
     return {"text": text.text}
 
 
