@@ -107,11 +107,11 @@ _SAMPLES = [
 
 def render() -> str:
     lines = [_INTRO]
-    lines.append("| kind | Anthropic status | OpenAI status | messages `type` | chat `type` / `code` | responses `type` / `code` |")
-    lines.append("|---|---|---|---|---|---|")
+    lines.append("| kind | Anthropic status | OpenAI status | messages `type` | chat, responses, images `type` / `code` |")
+    lines.append("|---|---|---|---|---|")
     for kind, (anthropic, openai) in HTTP_ERRORS.items():
         cells = []
-        for fmt in ("messages", "chat", "responses"):
+        for fmt in ("messages", "chat"):  # the three OpenAI formats write one table
             error = error_for(fmt, kind, "").body["error"]
             code = error.get("code")
             cells.append(f"`{error['type']}`" + (f" / `{code}`" if code is not None else " / `null`" if "code" in error else ""))

@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:
 from scripts._page import page_main  # noqa: E402
 from tests.differences import DIFFERENCES, SDK_CANNOT_READ  # noqa: E402
 from translate.events import ErrorKind, StopReason, Usage  # noqa: E402
+from translate.formats._openai import OPENAI_ERRORS  # noqa: E402
 from translate.formats.chat import wire as chat  # noqa: E402
 from translate.formats.images import wire as images  # noqa: E402
 from translate.formats.messages import wire as messages  # noqa: E402
@@ -144,18 +145,20 @@ def _stop_table() -> str:
 
 def _error_table() -> str:
     lines = ["## Errors after HTTP 200", "",
-             "| IR kind | chat `error.type` / `code` | responses `code` | messages "
-             "`error.type` | images `type` / `code` |", "|---|---|---|---|---|"]
+             "| IR kind | chat, images and HTTP bodies `error.type` / `code` | responses "
+             "`response.failed` `code` | messages `error.type` |", "|---|---|---|---|"]
     for kind in get_args(ErrorKind):
-        c = chat.KIND_TO_TYPE.get(kind)
-        i = images.KIND_TO_ERROR.get(kind)
+        etype, code = OPENAI_ERRORS[kind]
         lines.append(
-            f"| `{kind}` | {_code(c[0]) if c else '—'} / {_code(c[1]) if c else '—'} | "
-            f"{_code(responses.KIND_TO_CODE.get(kind, responses.KIND_TO_TYPE.get(kind)))} | "
-            f"{_code(messages.IR_TO_ERROR.get(kind))} | "
-            f"{_code(i[0]) if i else '—'} / {_code(i[1]) if i else '—'} |")
-    lines += ["", "Decoders read these (and more aliases, HTTP statuses) back through "
-              "`OPENAI_ERROR_KINDS` and `STATUS_KINDS` in `translate/formats/_openai.py` "
+            f"| `{kind}` | {_code(etype)} / {_code(code)} | "
+            f"{_code(responses.KIND_TO_CODE.get(kind, 'server_error'))} | "
+            f"{_code(messages.IR_TO_ERROR.get(kind))} |")
+    lines += ["", "The three OpenAI formats write one table (`OPENAI_ERRORS` in "
+              "`translate/formats/_openai.py`); a responses `error` event carries the same "
+              "`type` and `code`, and only `response.failed` narrows the code to "
+              "`ResponseError.code`'s closed enum. A source's own `code` wins over the table's. "
+              "Decoders read these (and more aliases, HTTP statuses) back through "
+              "`OPENAI_ERROR_KINDS` and `STATUS_KINDS` in `_openai.py` "
               "(chat, responses, images) and `ERROR_TO_IR` in `messages/wire.py`.", ""]
     return "\n".join(lines)
 

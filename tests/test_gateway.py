@@ -666,7 +666,10 @@ def test_a_bad_request_body_is_a_400_in_the_clients_format(gateways: dict[str, s
     assert reply.json() == {"type": "error", "error": {
         "type": "invalid_request_error", "message": "the request body is not valid JSON"}}
     reply = httpx.get(gateways["chat"] + "/v1/nowhere")
-    assert reply.status_code == 404 and reply.json()["error"]["type"] == "not_found_error"
+    assert reply.status_code == 404
+    assert reply.json()["error"] == {"message": "no route for GET /v1/nowhere on this gateway",
+                                     "type": "invalid_request_error", "param": None,
+                                     "code": "not_found"}
 
 
 def test_an_unreadable_final_object_is_a_502_bad_input(gateways: dict[str, str],

@@ -37,7 +37,6 @@ A body that is not JSON (an HTML page from a load balancer, say) becomes
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import time
@@ -48,16 +47,13 @@ from typing import Any, Final, Literal
 
 from .errors import TranslateError
 from .events import ErrorKind
-from .formats import FORMATS, unknown_format
+from .formats import spec
 from .formats._openai import openai_error_kind
 
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
            "request_id_headers", "status_for", "vendor_of"]
 
 Vendor = Literal["anthropic", "openai"]
-
-_VENDORS: Final[dict[str, Vendor]] = {
-    "chat": "openai", "responses": "openai", "images": "openai", "messages": "anthropic"}
 
 HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int]]] = {
     "invalid_request": (400, 400),
@@ -93,11 +89,12 @@ _STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
 
 
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
-    """The format's non-streaming error body (`error_body` in `formats/<format>/accumulate.py`,
-    the table its stream encoder uses too); formats are imported when first needed."""
-    module = importlib.import_module(f"{__package__}.formats.{format}.accumulate")
-    body: dict[str, Any] = module.error_body(kind, message)
-    return body
+    """The format's non-streaming error body (its `FormatSpec.error_body`, written from the
+    table its stream encoder uses too)."""
+    write = spec(format).error_body
+    if write is None:
+        raise _not_yet(format)
+    return write(kind, message)
 
 
 _REQUEST_ID: Final[dict[Vendor, str]] = {"anthropic": "request-id", "openai": "x-request-id"}
@@ -130,14 +127,17 @@ def status_for(kind: ErrorKind, vendor: Vendor) -> int:
 
 
 def vendor_of(format: str) -> Vendor:
-    """`"anthropic"` for messages, `"openai"` for chat, responses and images."""
-    try:
-        return _VENDORS[format]
-    except KeyError:
-        if format in FORMATS:
-            raise TranslateError(f"{format}: HTTP error translation is not available for this "
-                                 "format yet", format=format) from None
-        raise unknown_format(format) from None
+    """`"anthropic"` for messages, `"openai"` for chat, responses and images (the format's
+    `FormatSpec.vendor`)."""
+    vendor = spec(format).vendor
+    if vendor == "google":
+        raise _not_yet(format)
+    return vendor
+
+
+def _not_yet(format: str) -> TranslateError:
+    return TranslateError(f"{format}: HTTP error translation is not available for this "
+                          "format yet", format=format)
 
 
 def error_for(target: str, kind: ErrorKind, message: str, *, status: int | None = None,

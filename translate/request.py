@@ -39,18 +39,20 @@ in the response.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NoReturn
 
 from pydantic_core import to_json
 
 from .errors import RequestError
-from .formats import unknown_format
+from .formats import spec, unknown_format
 from .report import LossReport
+
+if TYPE_CHECKING:
+    from .formats._spec import RequestCodec
 
 __all__ = [
     "BOOKKEEPING",
@@ -1031,17 +1033,12 @@ class RequestConversion:
     body has no model)."""
 
 
-_MODULES: dict[str, Any] = {}
-
-
-def _format_module(format: str) -> Any:
-    module = _MODULES.get(format)
-    if module is None:
-        if format not in _FORMATS:
-            raise unknown_format(format, _FORMATS, "request format")
-        module = _MODULES[format] = importlib.import_module(
-            f"{__package__}.formats.{format}.request")
-    return module
+def _format_module(format: str) -> RequestCodec:
+    """A request format's reader and writer (its `FormatSpec.request`)."""
+    codec = spec(format).request if format in _FORMATS else None
+    if codec is None:
+        raise unknown_format(format, _FORMATS, "request format")
+    return codec
 
 
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,

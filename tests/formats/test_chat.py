@@ -653,7 +653,7 @@ def test_error_is_a_top_level_error_that_makes_the_sdk_raise() -> None:
     body = encode(events)
     error_chunk = payloads(body)[-2]
     assert error_chunk["error"] == {"message": "Overloaded", "type": "server_error",
-                                    "code": "overloaded"}
+                                    "param": None, "code": "server_overloaded"}
     assert error_chunk["choices"] == [{"index": 0, "delta": {}, "finish_reason": "error"}]
     assert sdk(body).stop == "error" and sdk(body).error == "APIError: Overloaded"
     assert sdk_create(body).stop == "error"

@@ -305,8 +305,8 @@ def test_ir_error_becomes_an_error_event_the_sdk_raises() -> None:
                            ImagePartial(index=0, partial_index=0, b64="iVBORw0KGgo="),
                            Error(kind="rate_limit", message="slow down")]
     out, _ = encode(events)
-    assert out.endswith(b'event: error\ndata: {"type":"error","error":{"type":"rate_limit_error",'
-                        b'"code":"rate_limit_exceeded","message":"slow down","param":null}}\n\n')
+    assert out.endswith(b'event: error\ndata: {"type":"error","error":{"message":"slow down",'
+                        b'"type":"requests","param":null,"code":"rate_limit_exceeded"}}\n\n')
     assert b"[DONE]" not in out
     typed, exc = sdk_events(out)
     assert len(typed) == 1 and exc is not None and exc.code == "rate_limit_exceeded"

@@ -3,8 +3,9 @@
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
 `gemini/`) with the same files: `__init__.py` (its decoder and encoder classes), `wire.py`
 (mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
-`unfold.py` (final object -> IR); gemini has no final-object side yet. A format is imported
-the first time it is asked for.
+`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images); gemini has
+no final-object side yet. The package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
+imports a format the first time it is asked for.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from ..errors import TranslateError
 from ._base import Decoder, Encoder
+from ._spec import FormatSpec
 
 if TYPE_CHECKING:
     from ..events import Event
     from ._accumulate import Accumulator
 
-__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "accumulator_class", "decoder_class",
-           "encoder_class", "get_decoder", "get_encoder", "unfold_function", "unknown_format"]
+__all__ = ["FORMATS", "Decoder", "Encoder", "Format", "FormatSpec", "accumulator_class",
+           "decoder_class", "encoder_class", "get_decoder", "get_encoder", "spec",
+           "unfold_function", "unknown_format"]
 
 Format = Literal["chat", "responses", "messages", "images", "gemini"]
 """The five wire formats."""
@@ -29,11 +32,7 @@ Format = Literal["chat", "responses", "messages", "images", "gemini"]
 FORMATS: tuple[Format, ...] = get_args(Format)
 """Every format name, in a stable order."""
 
-_CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages",
-                 "images": "Images", "gemini": "Gemini"}
-
-_NO_FINAL_OBJECT = frozenset({"gemini"})
-"""Formats without an accumulator and unfold yet (issue 16: the non-streaming body)."""
+_SPECS: dict[str, FormatSpec] = {}
 
 
 def unknown_format(format: object, known: Iterable[str] = FORMATS,
@@ -42,45 +41,48 @@ def unknown_format(format: object, known: Iterable[str] = FORMATS,
     return TranslateError(f"unknown {noun} {format!r}; expected one of {', '.join(known)}")
 
 
-def _module(format: str) -> Any:
-    if format not in _CLASS_PREFIX:
-        raise unknown_format(format)
-    return importlib.import_module(f"{__name__}.{format}")
+def spec(format: str) -> FormatSpec:
+    """The `FormatSpec` of a format: its package is imported the first time it is asked for.
+    An unknown name is a `TranslateError` (`unknown_format`)."""
+    found = _SPECS.get(format)
+    if found is None:
+        if format not in FORMATS:
+            raise unknown_format(format)
+        found = _SPECS[format] = importlib.import_module(f"{__name__}.{format}").SPEC
+    return found
 
 
 def decoder_class(format: str) -> type[Decoder]:
     """The decoder class of a format (`"chat"` -> `ChatDecoder`)."""
-    cls: type[Decoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Decoder")
-    return cls
+    return spec(format).decoder
 
 
 def encoder_class(format: str) -> type[Encoder]:
     """The encoder class of a format (`"chat"` -> `ChatEncoder`)."""
-    cls: type[Encoder] = getattr(_module(format), _CLASS_PREFIX[format] + "Encoder")
-    return cls
+    return spec(format).encoder
 
 
-def _final_object_module(format: str, name: str) -> Any:
-    _module(format)  # validates the name
-    if format in _NO_FINAL_OBJECT:
-        raise TranslateError(f"{format}: final objects (collect, replay, convert_object) are "
-                             "not available for this format yet; convert the stream instead",
-                             format=format)
-    return importlib.import_module(f"{__name__}.{format}.{name}")
+def _no_final_object(format: str) -> TranslateError:
+    return TranslateError(f"{format}: final objects (collect, replay, convert_object) are "
+                          "not available for this format yet; convert the stream instead",
+                          format=format)
 
 
 def accumulator_class(format: str) -> type[Accumulator]:
     """The accumulator class of a format (`"chat"` -> `ChatAccumulator`), which builds the
     format's final object from IR events (`translate.collect`)."""
-    module = _final_object_module(format, "accumulate")
-    cls: type[Accumulator] = getattr(module, _CLASS_PREFIX[format] + "Accumulator")
+    cls = spec(format).accumulator
+    if cls is None:
+        raise _no_final_object(format)
     return cls
 
 
 def unfold_function(format: str) -> Callable[..., Iterator[Event]]:
     """The function that unfolds a final object of a format into IR events
     (`translate.replay`)."""
-    unfold: Callable[..., Iterator[Event]] = _final_object_module(format, "unfold").unfold
+    unfold = spec(format).unfold
+    if unfold is None:
+        raise _no_final_object(format)
     return unfold
 
 

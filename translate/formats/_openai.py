@@ -1,9 +1,11 @@
-"""What the three OpenAI formats (chat, responses, images) share: one vocabulary of error codes.
+"""What the three OpenAI formats (chat, responses, images) share: one vocabulary of errors.
 
 OpenAI-style error objects (`{"message", "type", "param", "code"}`, and the OpenRouter and Groq
 variants with an HTTP status as `code` or `status_code`) are read the same way whichever OpenAI
-endpoint streamed them, so the table lives here once. How each format *writes* an error differs
-(responses' `ResponseError.code` is a closed enum) and stays in that format's `wire.py`.
+endpoint streamed them (`openai_error_kind`), and written the same way too (`OPENAI_ERRORS`,
+`openai_error`, `error_body`): a chat client and a responses client told of the same 529 see the
+same `type` and `code`, in a stream and in an HTTP error body alike. Only responses'
+`response.failed` differs: its `ResponseError.code` is a closed enum (`responses/wire.py`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ from typing import Any, Final
 
 from ..events import ErrorKind
 
-__all__ = ["OPENAI_ERROR_KINDS", "STATUS_KINDS", "openai_error_kind"]
+__all__ = ["OPENAI_ERRORS", "OPENAI_ERROR_KINDS", "STATUS_KINDS", "error_body", "openai_error",
+           "openai_error_kind"]
 
 OPENAI_ERROR_KINDS: Final[dict[str, ErrorKind]] = {
     # server side
@@ -69,6 +72,8 @@ OPENAI_ERROR_KINDS: Final[dict[str, ErrorKind]] = {
     "truncated": "truncated",
     "stream_truncated": "truncated",
     "bad_input": "bad_input",
+    "invalid_upstream_stream": "bad_input",
+    "bad_upstream_response": "bad_input",
 }
 """OpenAI-style error `code` or `type` -> IR `ErrorKind` (spec/mapping.md §5)."""
 
@@ -88,6 +93,41 @@ STATUS_KINDS: Final[dict[int, ErrorKind]] = {
     529: "overloaded",
 }
 """HTTP status codes (OpenRouter's integer `error.code`, Groq's `status_code`) -> IR kind."""
+
+
+OPENAI_ERRORS: Final[dict[ErrorKind, tuple[str, str | None]]] = {
+    "api_error": ("server_error", "server_error"),
+    "overloaded": ("server_error", "server_overloaded"),
+    "rate_limit": ("requests", "rate_limit_exceeded"),  # OpenAI's type: the exhausted limit
+    "invalid_request": ("invalid_request_error", None),
+    "authentication": ("invalid_request_error", "invalid_api_key"),
+    "permission": ("permission_error", "permission_denied"),
+    "not_found": ("invalid_request_error", "not_found"),
+    "request_too_large": ("invalid_request_error", "request_too_large"),
+    "timeout": ("server_error", "timeout"),
+    "billing": ("insufficient_quota", "insufficient_quota"),
+    # our own: the upstream broke off, or answered something we could not read
+    "truncated": ("server_error", "stream_truncated"),
+    "bad_input": ("server_error", "invalid_upstream_stream"),
+}
+"""IR `ErrorKind` -> the OpenAI error's (`type`, default `code`), as OpenAI itself writes them
+(a 401 is `invalid_request_error` / `invalid_api_key`, a 429 `requests` /
+`rate_limit_exceeded`). Every code reads back as its kind through `OPENAI_ERROR_KINDS`."""
+
+
+def openai_error(kind: ErrorKind, message: str, code: str | int | None = None
+                 ) -> dict[str, Any]:
+    """The OpenAI error object for an IR error; the source's own `code` wins over the
+    table's."""
+    etype, default_code = OPENAI_ERRORS[kind]
+    return {"message": message, "type": etype, "param": None,
+            "code": code if code is not None else default_code}
+
+
+def error_body(kind: ErrorKind, message: str, code: str | int | None = None
+               ) -> dict[str, Any]:
+    """The non-streaming (HTTP) error body of the three OpenAI formats."""
+    return {"error": openai_error(kind, message, code)}
 
 
 def openai_error_kind(error: dict[str, Any]) -> ErrorKind:

@@ -3,7 +3,16 @@ dialects (OpenRouter, DeepSeek, vLLM, Mistral, Azure, ...). See spec/chat-comple
 
 from __future__ import annotations
 
+from .._openai import error_body
+from .._spec import FormatSpec
+from . import request
+from .accumulate import ChatAccumulator
 from .decode import ChatDecoder
 from .encode import ChatEncoder
+from .unfold import unfold
 
-__all__ = ["ChatDecoder", "ChatEncoder"]
+__all__ = ["SPEC", "ChatDecoder", "ChatEncoder"]
+
+SPEC = FormatSpec(
+    name="chat", vendor="openai", decoder=ChatDecoder, encoder=ChatEncoder,
+    accumulator=ChatAccumulator, unfold=unfold, error_body=error_body, request=request)

@@ -59,17 +59,9 @@ from .encode import (
     report_opaque,
     usage_object,
 )
-from .wire import KIND_TO_TYPE
 
-__all__ = ["ChatAccumulator", "error_body"]
+__all__ = ["ChatAccumulator"]
 
-
-
-def error_body(kind: str, message: str, code: str | int | None = None) -> dict[str, Any]:
-    """An OpenAI-style non-streaming error body for an IR error kind."""
-    etype, default_code = KIND_TO_TYPE.get(kind, ("server_error", "server_error"))
-    return {"error": {"message": message, "type": etype, "param": None,
-                      "code": code if code is not None else default_code}}
 
 
 class ChatAccumulator(Accumulator):
@@ -98,9 +90,7 @@ class ChatAccumulator(Accumulator):
         return super().partial()
 
     def error_body(self, error: Error) -> dict[str, Any]:
-        if self.same and error.raw is not None:
-            return {"error": error_object(error, True)}
-        return error_body(error.kind, error.message, error.code)
+        return {"error": error_object(error, self.same)}
 
     # -- events -----------------------------------------------------------------------------
 

@@ -59,7 +59,8 @@ from ...events import (
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder, default_id_factory
-from .wire import DIALECTS, KIND_TO_TYPE, STOP_TO_FINISH, usage_from_ir
+from .._openai import openai_error
+from .wire import DIALECTS, STOP_TO_FINISH, usage_from_ir
 
 if TYPE_CHECKING:
     from typing_extensions import assert_never
@@ -536,9 +537,7 @@ def error_object(error: Error, same: bool) -> dict[str, Any]:
     """The `error` object of an IR `Error` (a chat source's own one, unchanged)."""
     if same and error.raw is not None:
         return error.raw
-    typ, default_code = KIND_TO_TYPE.get(error.kind, ("server_error", "server_error"))
-    return {"message": error.message, "type": typ,
-            "code": error.code if error.code is not None else default_code}
+    return openai_error(error.kind, error.message, error.code)
 
 
 def usage_object(usage: Usage, same: bool) -> dict[str, Any]:

@@ -46,7 +46,7 @@ from .._openai_request import (
     write_effort,
 )
 
-__all__ = ["FIELDS", "build_request", "parse_request"]
+__all__ = ["FIELDS", "build_request", "parse_request", "part_path"]
 
 FIELDS: frozenset[str] = frozenset({
     "messages", "model", "logprobs", "max_completion_tokens", "max_tokens", "metadata", "n",

@@ -16,7 +16,6 @@ from .._base import count, opt_dict
 __all__ = [
     "DIALECTS",
     "FINISH_TO_STOP",
-    "KIND_TO_TYPE",
     "STOP_TO_FINISH",
     "ChunkChoice",
     "Dialect",
@@ -76,23 +75,6 @@ STOP_TO_FINISH: dict[str, str] = {
     "content_filter": "content_filter",
 }
 """IR stop reason -> chat `finish_reason` (spec/mapping.md §4)."""
-
-KIND_TO_TYPE: dict[str, tuple[str, str | None]] = {
-    "api_error": ("server_error", "server_error"),
-    "overloaded": ("server_error", "overloaded"),
-    "rate_limit": ("rate_limit_exceeded", "rate_limit_exceeded"),
-    "invalid_request": ("invalid_request_error", None),
-    "authentication": ("authentication_error", "invalid_api_key"),
-    "permission": ("permission_error", None),
-    "not_found": ("not_found_error", None),
-    "request_too_large": ("invalid_request_error", "request_too_large"),
-    "timeout": ("timeout", "timeout"),
-    "billing": ("insufficient_quota", "insufficient_quota"),
-    "truncated": ("truncated", "truncated"),
-    "bad_input": ("bad_upstream_response", "bad_input"),
-}
-"""IR error kind -> chat error (`type`, default `code`)."""
-
 
 def usage_to_ir(usage: dict[str, Any]) -> Usage:
     """A chat usage object as an IR `Usage` snapshot (spec §4, spec/mapping.md §3).

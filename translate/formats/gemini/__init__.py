@@ -8,7 +8,13 @@ request bodies (`translate.convert_request`).
 
 from __future__ import annotations
 
+from .._spec import FormatSpec
+from . import request
 from .decode import GeminiDecoder
 from .encode import GeminiEncoder
 
-__all__ = ["GeminiDecoder", "GeminiEncoder"]
+__all__ = ["SPEC", "GeminiDecoder", "GeminiEncoder"]
+
+SPEC = FormatSpec(
+    name="gemini", vendor="google", decoder=GeminiDecoder, encoder=GeminiEncoder,
+    accumulator=None, unfold=None, error_body=None, request=request)

@@ -7,7 +7,15 @@
 
 from __future__ import annotations
 
+from .._openai import error_body
+from .._spec import FormatSpec
+from .accumulate import ImagesAccumulator
 from .decode import ImagesDecoder
 from .encode import ImagesEncoder
+from .unfold import unfold
 
-__all__ = ["ImagesDecoder", "ImagesEncoder"]
+__all__ = ["SPEC", "ImagesDecoder", "ImagesEncoder"]
+
+SPEC = FormatSpec(
+    name="images", vendor="openai", decoder=ImagesDecoder, encoder=ImagesEncoder,
+    accumulator=ImagesAccumulator, unfold=unfold, error_body=error_body, request=None)

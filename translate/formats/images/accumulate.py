@@ -43,18 +43,10 @@ from ...events import (
 )
 from .._accumulate import Accumulator
 from .encode import Image, completed_usage, error_object, image_of, report_dropped, report_stop
-from .wire import error_to_wire
 
-__all__ = ["ImagesAccumulator", "error_body"]
+__all__ = ["ImagesAccumulator"]
 
 _ECHOED = ("output_format", "quality", "size")  # after `data`; `background` comes first
-
-
-def error_body(kind: str, message: str, code: str | None = None) -> dict[str, Any]:
-    """An OpenAI-style non-streaming error body for an IR error kind."""
-    wire = error_to_wire(kind, message, code)  # type: ignore[arg-type]
-    return {"error": {"message": wire["message"], "type": wire["type"], "param": None,
-                      "code": wire["code"]}}
 
 
 class ImagesAccumulator(Accumulator):

@@ -52,13 +52,13 @@ from ...events import (
 )
 from ...report import LossReport
 from .._base import Encoder
+from .._openai import openai_error
 from .wire import (
     COMPLETED_EVENT_NAME,
     COMPLETED_TYPE,
     PARTIAL_EVENT_NAME,
     PARTIAL_TYPE,
     Operation,
-    error_to_wire,
     sniff_format,
     usage_from_ir,
 )
@@ -288,4 +288,4 @@ def error_object(error: Error, same: bool) -> dict[str, Any]:
     """The OpenAI error object of an IR `Error` (an images source's own one, unchanged)."""
     if same and error.raw is not None:
         return error.raw
-    return error_to_wire(error.kind, error.message, error.code)
+    return openai_error(error.kind, error.message, error.code)

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from typing import Any, Literal, TypedDict
 
-from ...events import ErrorKind, Usage
+from ...events import Usage
 from .._base import count, opt_dict
 
 __all__ = [
     "COMPLETED_EVENT_NAME",
     "COMPLETED_TYPE",
     "DONE",
-    "KIND_TO_ERROR",
     "PARTIAL_EVENT_NAME",
     "PARTIAL_TYPE",
     "TYPE_TO_COMPLETED",
@@ -30,7 +29,6 @@ __all__ = [
     "ImagesPartialEvent",
     "ImagesUsage",
     "Operation",
-    "error_to_wire",
     "sniff_format",
     "usage_from_ir",
     "usage_to_ir",
@@ -158,30 +156,6 @@ def usage_from_ir(usage: Usage | None, same_origin: bool) -> tuple[dict[str, Any
 
 
 # -- errors -----------------------------------------------------------------------------------
-
-KIND_TO_ERROR: dict[ErrorKind, tuple[str, str]] = {
-    "api_error": ("server_error", "server_error"),
-    "overloaded": ("server_error", "server_overloaded"),
-    "rate_limit": ("rate_limit_error", "rate_limit_exceeded"),
-    "invalid_request": ("invalid_request_error", "invalid_request_error"),
-    "authentication": ("authentication_error", "invalid_api_key"),
-    "permission": ("permission_error", "permission_denied"),
-    "not_found": ("not_found_error", "model_not_found"),
-    "request_too_large": ("invalid_request_error", "request_too_large"),
-    "timeout": ("server_error", "timeout"),
-    "billing": ("insufficient_quota", "insufficient_quota"),
-    "truncated": ("server_error", "stream_truncated"),
-    "bad_input": ("server_error", "invalid_upstream_stream"),
-}
-"""IR `ErrorKind` -> OpenAI-style (`type`, `code`) for the `error` event."""
-
-
-def error_to_wire(kind: ErrorKind, message: str, code: str | int | None) -> dict[str, Any]:
-    """The OpenAI error object for an IR error; the source's own code wins over the table's."""
-    etype, ecode = KIND_TO_ERROR[kind]
-    return {"type": etype, "code": code if code is not None else ecode, "message": message,
-            "param": None}
-
 
 # -- output_format when the source does not say ---------------------------------------------
 

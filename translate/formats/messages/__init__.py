@@ -6,7 +6,15 @@
 
 from __future__ import annotations
 
+from .._spec import FormatSpec
+from . import request
+from .accumulate import MessagesAccumulator, error_body
 from .decode import MessagesDecoder
 from .encode import MessagesEncoder
+from .unfold import unfold
 
-__all__ = ["MessagesDecoder", "MessagesEncoder"]
+__all__ = ["SPEC", "MessagesDecoder", "MessagesEncoder"]
+
+SPEC = FormatSpec(
+    name="messages", vendor="anthropic", decoder=MessagesDecoder, encoder=MessagesEncoder,
+    accumulator=MessagesAccumulator, unfold=unfold, error_body=error_body, request=request)

@@ -46,7 +46,8 @@ from ...request import (
     read_texts,
 )
 
-__all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request"]
+__all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request",
+           "part_path"]
 
 FIELDS: frozenset[str] = frozenset({
     "model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",

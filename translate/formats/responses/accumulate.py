@@ -72,16 +72,9 @@ from .encode import (
     thought_part,
     usage_body,
 )
-from .wire import KIND_TO_TYPE, carries_signature
+from .wire import carries_signature
 
-__all__ = ["ResponsesAccumulator", "error_body"]
-
-
-def error_body(kind: str, message: str, code: str | None = None) -> dict[str, Any]:
-    """An OpenAI-style non-streaming error body for an IR error kind."""
-    etype = KIND_TO_TYPE.get(kind, "server_error")  # type: ignore[call-overload]
-    return {"error": {"message": message, "type": etype, "param": None,
-                      "code": code if code is not None else etype}}
+__all__ = ["ResponsesAccumulator"]
 
 
 class _Slot:

@@ -61,9 +61,9 @@ from ...events import (
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
+from .._openai import OPENAI_ERRORS
 from .wire import (
     KIND_TO_CODE,
-    KIND_TO_TYPE,
     RESPONSE_ERROR_CODES,
     STOP_TO_INCOMPLETE,
     carries_signature,
@@ -811,7 +811,7 @@ def error_codes(error: Error, same: bool) -> tuple[str, str, str]:
             code = enum_code
     etype = raw.get("type") if raw else None
     if type(etype) is not str:
-        etype = KIND_TO_TYPE.get(error.kind, "server_error")
+        etype = OPENAI_ERRORS[error.kind][0]
     return code, enum_code, etype
 
 

@@ -48,7 +48,8 @@ from .._openai_request import (
     write_effort,
 )
 
-__all__ = ["ENCRYPTED_INCLUDE", "FIELDS", "LOGPROBS_INCLUDE", "build_request", "parse_request"]
+__all__ = ["ENCRYPTED_INCLUDE", "FIELDS", "LOGPROBS_INCLUDE", "build_request", "parse_request",
+           "part_path"]
 
 FIELDS: frozenset[str] = frozenset({
     "input", "instructions", "max_output_tokens", "metadata", "model", "parallel_tool_calls",

@@ -16,7 +16,6 @@ __all__ = [
     "BUILTIN_PROGRESS_PREFIXES",
     "INCOMPLETE_TO_STOP",
     "KIND_TO_CODE",
-    "KIND_TO_TYPE",
     "RESPONSE_ERROR_CODES",
     "SAME_FAMILY_PREFIXES",
     "SIGNATURE_PROVIDER",
@@ -71,23 +70,6 @@ RESPONSE_ERROR_CODES: Final = frozenset({
 })
 """The closed enum of `ResponseError.code` (openai-python 3.x): only `response.failed`'s
 `response.error.code` must be one of these; the `error` event's `code` is free text."""
-
-KIND_TO_TYPE: Final[dict[ErrorKind, str]] = {
-    "api_error": "server_error",
-    "overloaded": "server_error",
-    "rate_limit": "rate_limit_exceeded",
-    "invalid_request": "invalid_request_error",
-    "authentication": "authentication_error",
-    "permission": "permission_error",
-    "not_found": "not_found_error",
-    "request_too_large": "invalid_request_error",
-    "timeout": "timeout",
-    "billing": "insufficient_quota",
-    "truncated": "server_error",
-    "bad_input": "server_error",
-}
-"""IR error kind -> the `type` of the nested `error` object of an `error` event (OpenAI's
-error type vocabulary, spec/mapping.md §5)."""
 
 BUILTIN_PROGRESS_PREFIXES: Final = (
     "response.web_search_call.",

@@ -1,0 +1,56 @@
+"""`FormatSpec`: everything the library knows how to do in one format, as one object.
+
+Each format package (`formats/<name>/__init__.py`) builds its `SPEC` from its own modules; the
+registry (`translate.formats.spec`) imports a package the first time its name is asked for and
+hands out that object. Nothing else looks a format's modules up by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from ..events import ErrorKind, Event
+    from ..request import Request, RequestContext
+    from ._accumulate import Accumulator
+    from ._base import Decoder, Encoder
+
+__all__ = ["FormatSpec", "RequestCodec", "Vendor"]
+
+Vendor = Literal["anthropic", "openai", "google"]
+"""Whose API a format is: what its HTTP errors, statuses and headers look like."""
+
+
+class RequestCodec(Protocol):
+    """A format's request side (`formats/<name>/request.py`), for `translate.convert_request`."""
+
+    def parse_request(self, body: Mapping[str, Any], ctx: RequestContext, *,
+                      headers: Mapping[str, str]) -> Request: ...
+
+    def build_request(self, req: Request, ctx: RequestContext) -> dict[str, Any]: ...
+
+    def part_path(self, body: Mapping[str, Any], index: int, part: int) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSpec:
+    """One wire format: its stream codecs, its final-object side, its errors and requests."""
+
+    name: str
+    """The format's name (`"chat"`, ...)."""
+    vendor: Vendor
+    """Whose API it is (`translate.http_errors` maps statuses and headers per vendor)."""
+    decoder: type[Decoder]
+    """Its stream decoder (wire -> IR)."""
+    encoder: type[Encoder]
+    """Its stream encoder (IR -> wire)."""
+    accumulator: type[Accumulator] | None
+    """IR -> its final (non-streaming) object, for `collect`; None where there is none yet."""
+    unfold: Callable[..., Iterator[Event]] | None
+    """Its final object -> IR, for `replay` and `convert_object`; None where there is none."""
+    error_body: Callable[[ErrorKind, str], dict[str, Any]] | None
+    """Its non-streaming (HTTP) error body for an IR error kind and a message."""
+    request: RequestCodec | None
+    """Its request body reader and writer; None for a format without requests (images)."""
