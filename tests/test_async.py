@@ -23,7 +23,7 @@ from tests.conftest import (
     format_ready,
     require_formats,
 )
-from translate import Error, Stop
+from translate import Error, LossReport, Stop
 from translate.convert import Converter, aconvert, convert
 from translate.formats import FORMATS, get_decoder
 
@@ -120,10 +120,10 @@ async def test_aconvert_output_equals_convert_output(source: str, anyio_backend:
         for target in targets:
             sync_out = list(convert(chunks, source=source, target=target, on_error="emit",
                                     **det()))
-            sync_report: list[Any] = []
+            sync_report = LossReport()
             list(convert(chunks, source=source, target=target, on_error="emit",
                          report=sync_report, **det()))
-            async_report: list[Any] = []
+            async_report = LossReport()
             async_out = [out async for out in aconvert(Upstream(chunks), source=source,
                                                        target=target, on_error="emit",
                                                        report=async_report, **det())]

@@ -29,7 +29,7 @@ from translate.events import (
 )
 from translate.formats import get_decoder
 from translate.formats.messages import MessagesDecoder
-from translate.report import Loss
+from translate.report import Loss, LossReport
 from translate.sse import SSEParser
 
 TARGETS = ("chat", "messages")
@@ -39,7 +39,7 @@ TARGETS = ("chat", "messages")
 
 
 def run(data: bytes, source: str, target: str, **options: Any) -> tuple[bytes, list[Loss]]:
-    report: list[Loss] = []
+    report = LossReport()
     body = b"".join(convert([data], source=source, target=target, report=report,
                             id_factory=counting_id_factory(), clock=lambda: 1_700_000_000.0,
                             **options))

@@ -246,7 +246,7 @@ def test_report_prints_the_loss_report_as_json_lines_after_the_stream() -> None:
     checked = 0
     for name, target in pairs:
         source = name.split("-")[0]
-        expected: list[Any] = []
+        expected = translate.LossReport()
         b"".join(convert([example(name)], source=source, target=target, report=expected))
         if not expected:
             continue

@@ -235,7 +235,7 @@ def not_carried(name: str, sdk: dict[str, Any], ours: dict[str, Any],
 def test_collect_builds_what_the_sdk_accumulator_builds(fmt: str, path: Path) -> None:
     body = path.read_bytes()
     name = path.stem
-    losses: list[translate.Loss] = []
+    losses = translate.LossReport()
     try:
         ours = collect([body], source=fmt, report=losses)
     except UpstreamError as exc:
@@ -497,10 +497,10 @@ def test_collecting_into_another_format_equals_collecting_the_converted_stream(
     if fmt == target:
         return
     body = path.read_bytes()
-    converted: list[translate.Loss] = []
+    converted = translate.LossReport()
     stream = b"".join(translate.convert([body], source=fmt, target=target, report=converted,
                                         id_factory=counting_id_factory(), **DET))
-    losses: list[translate.Loss] = []
+    losses = translate.LossReport()
     got = outcome(lambda: collect([body], source=fmt, target=target, report=losses,
                                   id_factory=counting_id_factory(), **DET))
     assert losses == converted
@@ -546,7 +546,7 @@ def test_strict_collect_rejects_what_strict_convert_rejects(
         collect([body], source=fmt, target=target, strict=True, **DET)
     assert collecting.value.message == converting.value.message
     # lenient: skipped, and said so
-    losses: list[translate.Loss] = []
+    losses = translate.LossReport()
     # (an image stream has no messages form; the decoding is what is tested here)
     with contextlib.suppress(UpstreamError):
         collect([body], source=fmt, target=target, report=losses, **DET)
@@ -799,7 +799,7 @@ def test_losses_are_reported_for_a_replay() -> None:
            "choices": [{"index": i, "finish_reason": "stop",
                         "message": {"role": "assistant", "content": text}}
                        for i, text in enumerate(("zero", "one"))]}
-    losses: list[translate.Loss] = []
+    losses = translate.LossReport()
     list(replay(obj, source="chat", target="messages", report=losses, **DET))
     assert any(loss.what == "choice" for loss in losses)
 

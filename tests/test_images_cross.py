@@ -20,7 +20,7 @@ from tests.sdk import images as sdk_images
 from tests.sdk import streaming_transport, summarize
 from translate import convert, get_decoder
 from translate.events import Error, Event, ImageDone, ImagePartial, Stop, Usage
-from translate.report import Loss
+from translate.report import Loss, LossReport
 
 _spec = importlib.util.spec_from_file_location(
     "make_streams", OWN_FIXTURES / "images" / "make_streams.py")
@@ -34,7 +34,7 @@ needs_recording = pytest.mark.skipif(not RECORDING.is_file(), reason="recording 
 
 
 def run(body: bytes, source: str, target: str) -> tuple[bytes, list[Loss]]:
-    report: list[Loss] = []
+    report = LossReport()
     out = b"".join(convert([body], source=source, target=target, report=report))
     return out, report
 
@@ -141,7 +141,7 @@ def test_edit_through_responses_comes_back_as_generation_unless_asked() -> None:
     via, _ = run(body, "images", "responses")
     back, _ = run(via, "responses", "images")
     assert b"image_generation.completed" in back and b"image_edit" not in back
-    report: list[Loss] = []
+    report = LossReport()
     back_edit = b"".join(convert([via], source="responses", target="images",
                                  operation="edit", report=report))
     client = httpx.Client(transport=streaming_transport(back_edit))

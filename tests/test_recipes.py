@@ -160,7 +160,7 @@ def test_loss_report_recipe_lists_the_signature_once(
     ns = run_recipe("loss-report", tmp_path, monkeypatch)
     (loss,) = ns["losses"]
     assert (loss.stage, loss.format, loss.what, loss.count) == ("encode", "chat", "signature", 1)
-    assert ns["kept"] == []
+    assert ns["kept"].entries == []
     assert [x.what for x in ns["converter"].losses] == ["signature"]
     assert "encode chat: signature x1" in capsys.readouterr().out
 

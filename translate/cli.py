@@ -29,7 +29,7 @@ import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -335,7 +335,7 @@ def _print_events(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bin
     return status
 
 
-def _write_report(args: argparse.Namespace, entries: list[Loss], stderr: TextIO) -> None:
+def _write_report(args: argparse.Namespace, entries: Iterable[Loss], stderr: TextIO) -> None:
     if args.report:
         for loss in entries:
             stderr.write(json.dumps(dataclasses.asdict(loss), ensure_ascii=False) + "\n")
@@ -352,7 +352,7 @@ def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bina
     if args.deterministic:
         options["id_factory"] = counting_id_factory()
         options["clock"] = lambda: DETERMINISTIC_TIME
-    losses: list[Loss] = []
+    losses = LossReport()
     target = args.target or args.source
     try:
         if args.from_object:

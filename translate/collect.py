@@ -133,15 +133,15 @@ class _Collector:
 
 
 def collect(chunks: Iterable[bytes], *, source: Format, target: Format | None = None,
-            on_error: OnError = "raise", report: list[Loss] | None = None,
+            on_error: OnError = "raise", report: LossReport | None = None,
             **options: Any) -> dict[str, Any]:
     """The final object of `target` (default `source`) for a stream of `source` bytes.
 
     Raises `UpstreamError` where the stream ends in an error the target has no final object
     for, or is truncated (see the module docstring). Options are the source decoder's
     (`strict`, `choice`, ...), the target's where they shape its final object (`id_factory`,
-    `clock`, `input_tokens`, ...) and `tool_names`; pass a list as `report` to receive what
-    the object could not carry."""
+    `clock`, `input_tokens`, ...) and `tool_names`; pass a `LossReport` as `report` to receive
+    what the object could not carry."""
     collector = _Collector(source, target, on_error, options)
     upstream = iter(chunks)
     try:
@@ -159,12 +159,12 @@ def collect(chunks: Iterable[bytes], *, source: Format, target: Format | None = 
         if close is not None:
             close()
         if report is not None:
-            report[:] = collector.losses
+            report.extend(collector.losses)
 
 
 async def acollect(chunks: AsyncIterable[bytes], *, source: Format,
                    target: Format | None = None,
-                   on_error: OnError = "raise", report: list[Loss] | None = None,
+                   on_error: OnError = "raise", report: LossReport | None = None,
                    **options: Any) -> dict[str, Any]:
     """The async twin of `collect` (asyncio or trio); closes its upstream (`aclose()`)."""
     collector = _Collector(source, target, on_error, options)
@@ -184,22 +184,17 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: Format,
         if aclose is not None:
             await aclose()
         if report is not None:
-            report[:] = collector.losses
+            report.extend(collector.losses)
 
 
-def collect_events(events: Iterable[Event], target: Format, *, report: list[Loss] | None = None,
-                   **options: Any) -> dict[str, Any]:
+def collect_events(events: Iterable[Event], target: Format, *,
+                   report: LossReport | None = None, **options: Any) -> dict[str, Any]:
     """The final object of `target` for a stream of IR events, built by the target's
     accumulator (options `id_factory`, `clock`, ...)."""
-    losses = LossReport()
-    try:
-        accumulator = _accumulator(target, losses, options)
-        for event in events:
-            accumulator.add(event)
-        return accumulator.result()
-    finally:
-        if report is not None:
-            report[:] = losses.entries
+    accumulator = _accumulator(target, report if report is not None else LossReport(), options)
+    for event in events:
+        accumulator.add(event)
+    return accumulator.result()
 
 
 def replay_events(obj: dict[str, Any], *, source: Format, chunk_size: int | None = 16,
@@ -212,44 +207,39 @@ def replay_events(obj: dict[str, Any], *, source: Format, chunk_size: int | None
 
 
 def replay(obj: dict[str, Any], *, source: Format, target: Format, chunk_size: int | None = 16,
-           report: list[Loss] | None = None, **options: Any) -> Iterator[bytes]:
+           report: LossReport | None = None, **options: Any) -> Iterator[bytes]:
     """A final object of `source` format as a stream of `target` bytes, with text, reasoning
     and tool arguments cut into `chunk_size`-character deltas (None: whole). Options are routed
-    like `convert`'s (`tool_names` gives tool calls back the client's names); pass a list as
-    `report` to receive the loss report."""
+    like `convert`'s (`tool_names` gives tool calls back the client's names); pass a
+    `LossReport` as `report` to receive the loss report."""
     tool_names: Mapping[str, str] | None = options.pop("tool_names", None)
     dec, enc = decoder_class(source), encoder_class(target)
     unknown = set(options) - dec.options - enc.options
     if unknown:
         raise TypeError(f"unknown option(s) for {source} -> {target}: "
                         f"{', '.join(sorted(unknown))}")
-    losses = LossReport()
+    losses = report if report is not None else LossReport()
     events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
                            **{k: v for k, v in options.items() if k in dec.options})
     encoder: Encoder = enc(report=losses,
                            **{k: v for k, v in options.items() if k in enc.options})
     if tool_names:
         encoder = ToolNames(encoder, tool_names)
-    return _encode(events, encoder, losses, report)
+    return _encode(events, encoder)
 
 
-def _encode(events: Iterator[Event], encoder: Encoder, losses: LossReport,
-            report: list[Loss] | None) -> Iterator[bytes]:
-    try:
-        for event in events:
-            out = encoder.encode(event)
-            if out:
-                yield out
-        out = encoder.end()
+def _encode(events: Iterator[Event], encoder: Encoder) -> Iterator[bytes]:
+    for event in events:
+        out = encoder.encode(event)
         if out:
             yield out
-    finally:
-        if report is not None:
-            report[:] = losses.entries
+    out = encoder.end()
+    if out:
+        yield out
 
 
 def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
-                   report: list[Loss] | None = None, **options: Any) -> dict[str, Any]:
+                   report: LossReport | None = None, **options: Any) -> dict[str, Any]:
     """A final object of `source` format as the final object of `target`, through the same
     mappings as the streaming path: the object's IR events (`replay_events`) accumulated as
     `target`. Raises `UpstreamError` where `obj` is a failure the target has no final object
@@ -257,14 +247,10 @@ def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
     (`RequestConversion.tool_names`) to give tool calls the client's names."""
     names: Mapping[str, str] | None = options.pop("tool_names", None) or None
     dec = decoder_class(source)
-    losses = LossReport()
-    try:
-        accumulator = _accumulator(target, losses, options, dec.options)
-        for event in replay_events(obj, source=source, chunk_size=None, report=losses,
-                                   keep_envelope=source == target,
-                                   **{k: v for k, v in options.items() if k in dec.options}):
-            accumulator.add(event if names is None else rename(event, names))
-        return accumulator.result()
-    finally:
-        if report is not None:
-            report[:] = losses.entries
+    losses = report if report is not None else LossReport()
+    accumulator = _accumulator(target, losses, options, dec.options)
+    for event in replay_events(obj, source=source, chunk_size=None, report=losses,
+                               keep_envelope=source == target,
+                               **{k: v for k, v in options.items() if k in dec.options}):
+        accumulator.add(event if names is None else rename(event, names))
+    return accumulator.result()

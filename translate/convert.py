@@ -154,15 +154,16 @@ class Converter:
     __slots__ = ("decoder", "decoding", "encoder", "report")
 
     def __init__(self, source: Format, target: Format, *, on_error: OnError = "raise",
-                 tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
+                 tool_names: Mapping[str, str] | None = None,
+                 report: LossReport | None = None, **options: Any) -> None:
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
         unknown = set(options) - dec_cls.options - enc_cls.options
         if unknown:
             raise TypeError(
                 f"unknown option(s) for {source} -> {target}: {', '.join(sorted(unknown))}"
             )
-        self.report = LossReport()
-        """What was dropped so far (`losses` lists it)."""
+        self.report = report if report is not None else LossReport()
+        """What was dropped so far (`losses` lists it): the caller's `report`, filled live."""
         self.decoder = dec_cls(
             report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
         )
@@ -282,14 +283,15 @@ def rename(event: Event, names: Mapping[str, str]) -> Event:
 
 def convert(chunks: Iterable[bytes], *, source: Format, target: Format,
             on_error: OnError = "raise",
-            report: list[Loss] | None = None, **options: Any) -> Generator[bytes, None, None]:
+            report: LossReport | None = None, **options: Any) -> Generator[bytes, None, None]:
     """Convert a stream of bytes from `source` format to `target` format, yielding each piece of
-    output as soon as its input is in. Pass a list as `report` to receive the loss report.
+    output as soon as its input is in. Pass a `LossReport` as `report` to receive the loss
+    report; it is filled as the stream goes.
 
     An exception from `chunks` itself is re-raised after the target's closing bytes (a
     truncation error and the trailer) have been yielded: the client stream ends well-formed
     and the caller still sees what went wrong."""
-    converter = Converter(source, target, on_error=on_error, **options)
+    converter = Converter(source, target, on_error=on_error, report=report, **options)
     upstream = iter(chunks)
     try:
         while True:
@@ -312,17 +314,15 @@ def convert(chunks: Iterable[bytes], *, source: Format, target: Format,
         close = getattr(upstream, "close", None)
         if close is not None:
             close()
-        if report is not None:
-            report[:] = converter.losses
 
 
 async def aconvert(chunks: AsyncIterable[bytes], *, source: Format, target: Format,
-                   on_error: OnError = "raise", report: list[Loss] | None = None,
+                   on_error: OnError = "raise", report: LossReport | None = None,
                    **options: Any) -> AsyncGenerator[bytes, None]:
     """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
     closes its upstream (`aclose()`) when the consumer stops early or is cancelled. An
     exception from `chunks` is re-raised after the closing bytes, as in `convert`."""
-    converter = Converter(source, target, on_error=on_error, **options)
+    converter = Converter(source, target, on_error=on_error, report=report, **options)
     upstream = aiter(chunks)
     try:
         while True:
@@ -345,8 +345,6 @@ async def aconvert(chunks: AsyncIterable[bytes], *, source: Format, target: Form
         aclose = getattr(upstream, "aclose", None)
         if aclose is not None:
             await aclose()
-        if report is not None:
-            report[:] = converter.losses
 
 
 def decode(chunks: Iterable[bytes], *, source: Format, **options: Any) -> Iterator[Event]:

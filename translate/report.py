@@ -8,6 +8,7 @@ Entries are aggregated: a thousand dropped logprobs chunks are one entry with `c
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -50,6 +51,17 @@ class LossReport:
         else:
             self._counts[key] = count + 1
 
+    def extend(self, entries: Iterable[Loss]) -> None:
+        """Merge entries of another report into this one (counts add up)."""
+        for loss in entries:
+            key = (loss.stage, loss.format, loss.what, loss.detail)
+            count = self._counts.get(key)
+            if count is None:
+                self._order.append(key)
+                self._counts[key] = loss.count
+            else:
+                self._counts[key] = count + loss.count
+
     @property
     def entries(self) -> list[Loss]:
         """The entries so far, in order of first occurrence."""
@@ -57,6 +69,16 @@ class LossReport:
             Loss(stage=k[0], format=k[1], what=k[2], detail=k[3], count=self._counts[k])  # type: ignore[arg-type]
             for k in self._order
         ]
+
+    def __iter__(self) -> Iterator[Loss]:
+        return iter(self.entries)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, LossReport):
+            return self.entries == other.entries
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable
 
     def __bool__(self) -> bool:
         return bool(self._order)

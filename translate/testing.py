@@ -31,7 +31,7 @@ from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
 from .formats import Format, decoder_class
 from .formats._base import FIXED_TIME, counting_id_factory
-from .report import Loss
+from .report import Loss, LossReport
 
 __all__ = [
     "FIXED_TIME",
@@ -62,7 +62,7 @@ def run_conversion(
     chunks = [data] if isinstance(data, bytes | bytearray) else [bytes(c) for c in data]
     options.setdefault("id_factory", counting_id_factory())
     options.setdefault("clock", lambda: FIXED_TIME)
-    losses: list[Loss] = []
+    losses = LossReport()
     out = b"".join(convert(chunks, source=source, target=target, on_error=on_error,
                            report=losses, **options))  # raises here in "raise" mode
     dec_cls = decoder_class(source)
@@ -74,7 +74,7 @@ def run_conversion(
         events += decoder.end()
     except DecodeError as exc:  # only in "emit" mode: convert above raised in "raise" mode
         events.append(Error(kind="bad_input", message=str(exc)))
-    return out, events, losses
+    return out, events, losses.entries
 
 
 def event_lines(data: bytes) -> str:

@@ -248,7 +248,7 @@ SDK_CANNOT_READ_ORIGINAL = {
 def test_chat_to_chat_rebuilds_the_same_answer_in_both_sdk_paths(fmt: str, path: Path) -> None:
     data = path.read_bytes()
     events = decode(data)
-    losses: list[Any] = []
+    losses = LossReport()
     out = b"".join(convert([data], source="chat", target="chat", report=losses,
                            id_factory=counting_id_factory(), **DETERMINISTIC))
     if path.stem in SDK_CANNOT_READ_ORIGINAL:

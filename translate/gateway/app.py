@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, NoReturn
 
 import httpx
@@ -41,7 +41,7 @@ from ..convert import aconvert
 from ..errors import TranslateError, UpstreamError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
-from ..report import Loss
+from ..report import Loss, LossReport
 from ..request import RequestFormat
 from .auth import client_key_ok, upstream_headers
 from .relay import EventStream
@@ -187,7 +187,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             if target == "chat":
                 usage = (body.get("stream_options") or {}).get("include_usage") is True
                 options["include_usage"] = usage
-            losses: list[Loss] = []
+            losses = LossReport()
             # Also between equal formats: the converter is what ends a broken or garbled
             # stream with the client's own error event instead of a clean-looking end.
             chunks = aconvert(body_chunks(upstream), source=source, target=target,
@@ -334,7 +334,7 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
         raise _refuse(target, "bad_input", "the upstream's answer is not a JSON object")
     if source == target:
         return Response(raw, media_type="application/json", headers=headers)
-    losses: list[Loss] = []
+    losses = LossReport()
     try:
         out = convert_object(obj, source=source, target=target, report=losses, **options)
     except UpstreamError as exc:  # a failed final object (e.g. response.failed)
@@ -347,7 +347,8 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
     return JSONResponse(out, headers=headers)
 
 
-def _log_losses(source: RequestFormat, target: RequestFormat, losses: list[Loss]) -> None:
+def _log_losses(source: RequestFormat, target: RequestFormat,
+                losses: Iterable[Loss]) -> None:
     for loss in losses:
         log.info("%s -> %s lost %s x%d (%s %s): %s", source, target, loss.what, loss.count,
                  loss.stage, loss.format, loss.detail)
