@@ -28,7 +28,7 @@ import pytest
 
 from tests.conftest import FIXED_TIME, counting_id_factory
 from tests.test_truncation import sdk
-from translate import DecodeError, EncodeError, Error, Stop
+from translate import DecodeError, EncodeError, Error, LossReport, Stop
 from translate.convert import Converter, convert
 from translate.events import (
     BlockEnd,
@@ -253,7 +253,7 @@ def test_bad_input_in_emit_mode_ends_every_target_in_an_error_its_sdk_reports(
         fmt: str, name: str) -> None:
     good, bad = bad_inputs(fmt)[name]
     for target in FORMATS:
-        report: list[Any] = []
+        report = LossReport()
         out = b"".join(convert([good, bad], source=fmt, target=target, on_error="emit",
                                report=report, **det()))
         events = events_in(target, out)
@@ -270,7 +270,7 @@ def test_bad_input_after_the_end_leaves_the_answer_complete_and_is_reported(
     good, bad = after_the_end(fmt)[name]
     for target in FORMATS:
         clean = b"".join(convert([good], source=fmt, target=target, **det()))
-        report: list[Any] = []
+        report = LossReport()
         out = b"".join(convert([good, bad], source=fmt, target=target, on_error="emit",
                                report=report, **det()))
         assert out == clean
@@ -311,7 +311,7 @@ def test_an_upstream_failure_after_the_end_leaves_the_answer_complete() -> None:
         raise ConnectionResetError("peer went away")
 
     for target in FORMATS:
-        report: list[Any] = []
+        report = LossReport()
         pieces: list[bytes] = []
         with pytest.raises(ConnectionResetError, match="peer went away"):  # the caller sees it
             for piece in convert(upstream(), source="chat", target=target, report=report):

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+import translate
 from tests.conftest import ROOT, all_streams
 from tests.test_robustness import PREFIX, TERMINAL, chunk, ev, events_in
 from tests.test_truncation import sdk
@@ -80,7 +81,7 @@ MODERATION = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 
 @pytest.mark.parametrize("target", FORMATS)
 def test_openais_trailing_moderation_chunk_is_reported(target: str) -> None:
     body = PREFIX["chat"] + chunk({}, "stop") + ev(MODERATION) + b"data: [DONE]\n\n"
-    report: list[Any] = []
+    report = LossReport()
     out = b"".join(convert([body], source="chat", target=target, report=report))
     assert isinstance(events_in(target, out)[-1], Stop)
     assert [(loss.what, loss.detail) for loss in report if loss.stage == "decode"] == [
@@ -126,7 +127,7 @@ def test_a_number_too_large_for_a_double_is_written_as_null_and_reported() -> No
     body = PREFIX["chat"] + chunk({}, "stop") + (
         b'data: {"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,'
         b'"total_tokens":3,"cost":1e400}}\n\n') + b"data: [DONE]\n\n"
-    report: list[Any] = []
+    report = LossReport()
     out = b"".join(convert([body], source="chat", target="chat", report=report))
     usage = [json.loads(m.data)["usage"] for m in SSEParser().feed(out)
              if m.data != "[DONE]" and json.loads(m.data).get("usage")]
@@ -306,3 +307,13 @@ def test_an_unknown_format_is_a_translate_error_at_every_entry_point() -> None:
     for call in calls:
         with pytest.raises(translate.TranslateError, match=r"unknown (request )?format"):
             call()
+
+
+def test_a_report_that_is_not_a_loss_report_is_refused_at_the_call() -> None:
+    """An older release took a list; it must fail at once, not mid-stream."""
+    body = b'data: {"choices":[{"index":0,"delta":{"content":"x"}}]}\n\ndata: [DONE]\n\n'
+    with pytest.raises(TypeError, match=r"report must be a translate\.LossReport, not list"):
+        b"".join(convert([body], source="chat", target="messages",
+                         report=[]))  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="not list"):
+        translate.collect([body], source="chat", report=[])  # type: ignore[arg-type]

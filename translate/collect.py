@@ -48,7 +48,8 @@ from .events import Error, Event
 from .formats import Format, accumulator_class, decoder_class, encoder_class, unfold_function
 from .formats._accumulate import Accumulator
 from .formats._base import Encoder
-from .report import Loss, LossReport
+from .formats._spec import route_options
+from .report import Loss, LossReport, as_report
 
 __all__ = [
     "acollect",
@@ -69,13 +70,12 @@ def _accumulator(target: str, report: LossReport, options: dict[str, Any],
     (options that only shape a stream, such as `max_buffer`, are named as such)."""
     cls = accumulator_class(target)
     unknown = set(options) - cls.options - allowed
-    if unknown:
-        names = ", ".join(sorted(unknown))
-        if unknown <= encoder_class(target).options:
-            raise TypeError(f"option(s) {names} only shape a {target} stream; a final object "
-                            "has no use for them")
-        raise TypeError(f"unknown option(s) for a {target} final object: {names}")
-    return cls(report=report, **{k: v for k, v in options.items() if k in cls.options})
+    if unknown and unknown <= encoder_class(target).options:
+        raise TypeError(f"option(s) {', '.join(sorted(unknown))} only shape a {target} stream; "
+                        "a final object has no use for them")
+    mine = route_options({k: v for k, v in options.items() if k not in allowed},
+                         f"a {target} final object", cls)[0]
+    return cls(report=report, **mine)
 
 
 class _Collector:
@@ -142,6 +142,7 @@ def collect(chunks: Iterable[bytes], *, source: Format, target: Format | None = 
     (`strict`, `choice`, ...), the target's where they shape its final object (`id_factory`,
     `clock`, `input_tokens`, ...) and `tool_names`; pass a `LossReport` as `report` to receive
     what the object could not carry."""
+    as_report(report)  # checked before the stream is read
     collector = _Collector(source, target, on_error, options)
     upstream = iter(chunks)
     try:
@@ -167,6 +168,7 @@ async def acollect(chunks: AsyncIterable[bytes], *, source: Format,
                    on_error: OnError = "raise", report: LossReport | None = None,
                    **options: Any) -> dict[str, Any]:
     """The async twin of `collect` (asyncio or trio); closes its upstream (`aclose()`)."""
+    as_report(report)  # checked before the stream is read
     collector = _Collector(source, target, on_error, options)
     upstream = aiter(chunks)
     try:
@@ -191,7 +193,7 @@ def collect_events(events: Iterable[Event], target: Format, *,
                    report: LossReport | None = None, **options: Any) -> dict[str, Any]:
     """The final object of `target` for a stream of IR events, built by the target's
     accumulator (options `id_factory`, `clock`, ...)."""
-    accumulator = _accumulator(target, report if report is not None else LossReport(), options)
+    accumulator = _accumulator(target, as_report(report), options)
     for event in events:
         accumulator.add(event)
     return accumulator.result()
@@ -214,15 +216,11 @@ def replay(obj: dict[str, Any], *, source: Format, target: Format, chunk_size: i
     `LossReport` as `report` to receive the loss report."""
     tool_names: Mapping[str, str] | None = options.pop("tool_names", None)
     dec, enc = decoder_class(source), encoder_class(target)
-    unknown = set(options) - dec.options - enc.options
-    if unknown:
-        raise TypeError(f"unknown option(s) for {source} -> {target}: "
-                        f"{', '.join(sorted(unknown))}")
-    losses = report if report is not None else LossReport()
+    dec_options, enc_options = route_options(options, f"{source} -> {target}", dec, enc)
+    losses = as_report(report)
     events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
-                           **{k: v for k, v in options.items() if k in dec.options})
-    encoder: Encoder = enc(report=losses,
-                           **{k: v for k, v in options.items() if k in enc.options})
+                           **dec_options)
+    encoder: Encoder = enc(report=losses, **enc_options)
     if tool_names:
         encoder = ToolNames(encoder, tool_names)
     return _encode(events, encoder)
@@ -247,7 +245,7 @@ def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
     (`RequestConversion.tool_names`) to give tool calls the client's names."""
     names: Mapping[str, str] | None = options.pop("tool_names", None) or None
     dec = decoder_class(source)
-    losses = report if report is not None else LossReport()
+    losses = as_report(report)
     accumulator = _accumulator(target, losses, options, dec.options)
     for event in replay_events(obj, source=source, chunk_size=None, report=losses,
                                keep_envelope=source == target,

@@ -22,7 +22,8 @@ from .errors import DecodeError
 from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import Format, decoder_class, encoder_class
 from .formats._base import Decoder, Encoder
-from .report import Loss, LossReport
+from .formats._spec import route_options
+from .report import Loss, LossReport, as_report
 
 __all__ = ["Converter", "Decoding", "ToolNames", "aconvert", "convert", "decode", "rename"]
 
@@ -157,21 +158,14 @@ class Converter:
                  tool_names: Mapping[str, str] | None = None,
                  report: LossReport | None = None, **options: Any) -> None:
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
-        unknown = set(options) - dec_cls.options - enc_cls.options
-        if unknown:
-            raise TypeError(
-                f"unknown option(s) for {source} -> {target}: {', '.join(sorted(unknown))}"
-            )
-        self.report = report if report is not None else LossReport()
+        dec_options, enc_options = route_options(options, f"{source} -> {target}", dec_cls,
+                                                 enc_cls)
+        self.report = as_report(report)
         """What was dropped so far (`losses` lists it): the caller's `report`, filled live."""
-        self.decoder = dec_cls(
-            report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
-        )
+        self.decoder = dec_cls(report=self.report, **dec_options)
         self.decoding = Decoding(self.decoder, on_error)
         """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
-        self.encoder: Encoder = enc_cls(
-            report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
-        )
+        self.encoder: Encoder = enc_cls(report=self.report, **enc_options)
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
 

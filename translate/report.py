@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Loss", "LossReport"]
+__all__ = ["Loss", "LossReport", "as_report"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -88,3 +88,13 @@ class LossReport:
 
     def __repr__(self) -> str:
         return f"LossReport({self.entries!r})"
+
+
+def as_report(report: object) -> LossReport:
+    """`report` when it is a `LossReport`, a new one for None; anything else (a list, as an
+    older release took) is a `TypeError` at the call, not an AttributeError mid-stream."""
+    if report is None:
+        return LossReport()
+    if not isinstance(report, LossReport):
+        raise TypeError(f"report must be a translate.LossReport, not {type(report).__name__}")
+    return report

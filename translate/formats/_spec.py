@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..events import ErrorKind, Event
@@ -17,10 +17,25 @@ if TYPE_CHECKING:
     from ._accumulate import Accumulator
     from ._base import Decoder, Encoder
 
-__all__ = ["FormatSpec", "RequestCodec", "Vendor"]
+__all__ = ["FormatSpec", "RequestCodec", "Vendor", "route_options"]
 
 Vendor = Literal["anthropic", "openai", "google"]
 """Whose API a format is: what its HTTP errors, statuses and headers look like."""
+
+
+class _TakesOptions(Protocol):
+    options: ClassVar[frozenset[str]]
+
+
+def route_options(options: Mapping[str, Any], what: str, *takers: type[_TakesOptions]
+                  ) -> list[dict[str, Any]]:
+    """Each taker's share of `options`, by the names in its class-level `options` (decoders,
+    encoders, accumulators); an option none of them takes is a `TypeError` naming `what`
+    (`"chat -> messages"`). The one place options are checked and routed."""
+    unknown = set(options).difference(*(taker.options for taker in takers))
+    if unknown:
+        raise TypeError(f"unknown option(s) for {what}: {', '.join(sorted(unknown))}")
+    return [{k: v for k, v in options.items() if k in taker.options} for taker in takers]
 
 
 class RequestCodec(Protocol):
