@@ -889,6 +889,26 @@ class RequestContext:
                    + (f": {detail}" if detail else "") + "; pass lenient=True to drop it")
         raise RequestError(message, field=path, source=self.source, target=self.target)
 
+    def top_level(self, body: Mapping[str, Any], fields: frozenset[str],
+                  modelled: frozenset[str], hints: Mapping[str, str] = _EMPTY
+                  ) -> dict[str, Any]:
+        """The top-level fields of `body` that no neutral field holds, checked: a key outside
+        `fields` (the API's own) is unknown; one outside `modelled` is kept for the source's
+        own format (returned, for `Request.extra`), else refused, or only reported when
+        `hints` names it (a hint the target may ignore, with the report's detail)."""
+        extra: dict[str, Any] = {}
+        for key, value in body.items():
+            if key not in fields:
+                self.unknown(key)
+            elif key not in modelled:
+                if self.same:
+                    extra[key] = value
+                elif key in hints:
+                    self.lose(key, hints[key])
+                else:
+                    self.refuse(key)
+        return extra
+
     def unknown(self, path: str) -> None:
         """The source sent a field its API does not define: raise, or drop and report."""
         if self.lenient:

@@ -63,6 +63,7 @@ FIELDS: frozenset[str] = frozenset({
 _UNMODELLED = frozenset({"audio", "frequency_penalty", "function_call", "functions",
                          "logit_bias", "modalities", "moderation", "prediction",
                          "presence_penalty", "prompt_cache_options", "service_tier"})
+_MODELLED = FIELDS - _UNMODELLED
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls"})
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
 
@@ -315,15 +316,7 @@ def _output(fmt: Any, ctx: RequestContext) -> OutputFormat | None:
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                   headers: Mapping[str, str]) -> Request:
     """A chat request body as a neutral `Request`."""
-    extra: dict[str, Any] = {}
-    for key, value in body.items():
-        if key not in FIELDS:
-            ctx.unknown(key)
-        elif key in _UNMODELLED:
-            if ctx.same:
-                extra[key] = value
-            else:
-                ctx.refuse(key)
+    extra = ctx.top_level(body, FIELDS, _MODELLED)
     messages = body.get("messages")
     if not isinstance(messages, list):
         ctx.invalid("messages", "a list", messages)

@@ -524,15 +524,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     `RequestContext.model`, `.stream`)."""
     if not FIELDS.issuperset(body):
         body = _keys(dict(body))
-    extra: dict[str, Any] = {}
-    for key, value in body.items():
-        if key not in FIELDS:
-            ctx.unknown(key)
-        elif key not in _MODELLED:
-            if ctx.same:
-                extra[key] = value
-            else:
-                ctx.refuse(key)
+    extra = ctx.top_level(body, FIELDS, _MODELLED)
     pending: list[tuple[str, str]] = []  # (id, name) of the calls awaiting a result
     contents = ctx.list("contents", body.get("contents"))
     messages = tuple([_content(c, ctx, i, pending) for i, c in enumerate(contents)])

@@ -60,6 +60,7 @@ FIELDS: frozenset[str] = frozenset({
 
 _MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
                        "metadata", "thinking", "tool_choice", "tools", "output_config"})
+_HINTS = {"cache_control": "cache_control: the top-level cache breakpoint"}
 
 WEB_SEARCH_TYPE = "web_search_20250305"
 """The web search tool version written for a request from another format."""
@@ -288,17 +289,8 @@ def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                   headers: Mapping[str, str]) -> Request:
     """A messages request body as a neutral `Request`."""
-    extra: dict[str, Any] = {}
-    for key, value in body.items():
-        if key not in FIELDS:
-            ctx.unknown(key)
-        elif key not in _MODELLED:
-            if ctx.same:
-                extra[key] = value
-            elif key == "cache_control":  # automatic caching: a hint, as breakpoints are
-                ctx.lose("cache_control", "cache_control: the top-level cache breakpoint")
-            else:
-                ctx.refuse(key)
+    # automatic caching (top-level cache_control) is a hint, as breakpoints are
+    extra = ctx.top_level(body, FIELDS, _MODELLED, _HINTS)
     messages = body.get("messages")
     if not isinstance(messages, list):
         ctx.invalid("messages", "a list", messages)

@@ -67,6 +67,7 @@ _UNMODELLED = frozenset({"access_programs", "background", "background_options",
                          "context_management", "conversation", "image", "max_tool_calls",
                          "moderation", "prompt", "prompt_cache_options", "service_tier",
                          "stream_options", "truncation"})
+_MODELLED = FIELDS - _UNMODELLED
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
@@ -329,15 +330,7 @@ def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                   headers: Mapping[str, str]) -> Request:
     """A responses request body as a neutral `Request`."""
-    extra: dict[str, Any] = {}
-    for key, value in body.items():
-        if key not in FIELDS:
-            ctx.unknown(key)
-        elif key in _UNMODELLED:
-            if ctx.same:
-                extra[key] = value
-            else:
-                ctx.refuse(key)
+    extra = ctx.top_level(body, FIELDS, _MODELLED)
     raw_input = body.get("input", ())
     if isinstance(raw_input, str):
         system, system_role = None, "system"
