@@ -5,8 +5,12 @@ loops with parallel calls and results holding images, reasoning from either prov
 PDFs, tools with invalid names, structured output, sampling and limits, ...). Each is written
 as a request of X (lenient: what X cannot hold never enters), translated X -> Y -> X in lenient
 mode, and both X bodies are read back into the neutral model and compared after
-`normalize`, which removes exactly what the two reports name and applies the documented
-equivalences (`EQUIVALENCES`). Every body on the way is valid for its SDK's request types.
+`normalize`, which removes what the two reports name and applies the documented
+equivalences (`EQUIVALENCES`). What the X -> Y report says of a part of a message (dropped,
+moved, a flag or cache mark lost) is matched by the part's path in the X body, so only that
+part is forgiven: a second part of the same kind lost without an entry fails the test. What
+the Y -> X report names (paths in Y's body) and top-level fields are matched by name.
+Every body on the way is valid for its SDK's request types.
 
 TRANSLATE_REQUEST_EXAMPLES sets the number of examples per direction (default 25).
 """
@@ -239,10 +243,61 @@ _TOP = {  # report names of top-level fields -> neutral attributes
 }
 
 
-def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
+def _located(req: Request, body: dict[str, Any], fmt: str) -> list[list[tuple[str, list[str]]]]:
+    """Each message part's path in `body` (with, for a tool result, its contents' paths), as
+    the writers name them in their reports (`RequestContext.at`, `.part`, `.inner`)."""
+    ctx = RequestContext(fmt, fmt, lenient=True, body=body,  # type: ignore[arg-type]
+                         locate=_format_module(fmt).part_path)
+    out = []
+    for i, msg in enumerate(req.messages):
+        at = ctx.at(msg, i)
+        row = []
+        for j, part in enumerate(msg.parts):
+            path = ctx.part(at, msg, j)
+            inner = ([ctx.inner(path, k) for k in range(len(part.content))]
+                     if isinstance(part, ToolResult) else [])
+            row.append((path, inner))
+        out.append(row)
+    return out
+
+
+def _reported_paths(entries: list[Any]) -> dict[str, set[str]]:
+    """Report name -> the paths its entries name (a detail is `"<path>: <what happened>"`);
+    a field of a part (`messages[0].content[0].detail`) names its part too."""
+    out: dict[str, set[str]] = {}
+    for entry in entries:
+        path, sep, _ = entry.detail.partition(": ")
+        if sep:
+            paths = out.setdefault(entry.what, set())
+            paths.add(path)
+            owner, dot, field = path.rpartition(".")
+            if dot and "[" not in field:
+                paths.add(owner)
+    return out
+
+
+def normalize(req: Request, names: set[str], x: str, y: str, *,
+              part_names: set[str] | None = None,
+              located: list[list[tuple[str, list[str]]]] | None = None,
+              reported: dict[str, set[str]] | None = None) -> dict[str, Any]:
     """The neutral request as a dict, without what the report names, with the equivalences
-    applied."""
+    applied. `names` applies to top-level fields, tools and the system prompt; message parts
+    are forgiven by `part_names` (default `names`) and, with `located` (each part's path in
+    the body `req` was read from), by `reported` (name -> paths of the X -> Y report)."""
     d = _plain(req)
+    if part_names is None:
+        part_names = names
+    reported = reported or {}
+
+    def hit(what: str, path: str | None) -> bool:
+        return what in part_names or (path is not None and path in reported.get(what, ()))
+
+    if located is not None:
+        for msg, row in zip(d["messages"], located, strict=True):
+            for part, (path, inner) in zip(msg["parts"], row, strict=True):
+                part["_path"] = path
+                for item, item_path in zip(part.get("content", ()), inner, strict=True):
+                    item["_path"] = item_path
     for key in ("origin", "extra", "openai", "betas", "model"):
         d.pop(key, None)
     d["include_usage"] = True if d["stream"] else None
@@ -299,22 +354,29 @@ def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
             msg["role"] = "system"
         msg.pop("extra", None)
         parts = []
+        moved_images = False
         for part in msg["parts"]:
-            kind = part["kind"]
-            if kind == "opaque" and ("reasoning" in names or "opaque" in names):
+            kind, path = part["kind"], part.get("_path")
+            if kind == "opaque" and (hit("reasoning", path) or hit("opaque", path)):
                 continue
-            if kind in names:
+            if hit(kind, path):
                 continue
-            if kind == "refusal" and "refusal" in names:
-                part = {"text": part["text"], "cache": None, "extra": None, "kind": "text"}
+            if kind == "refusal" and hit("refusal", path):
+                part = {"text": part["text"], "cache": None, "extra": None, "kind": "text",
+                        "_path": path}
             if kind == "tool_result":
-                if "is_error" in names:
+                if hit("is_error", path):
                     part["is_error"] = False
-                if "image" in names:
-                    part["content"] = [c for c in part["content"] if c["kind"] != "image"]
+                content = []
+                for item in part["content"]:
+                    item_path = item.get("_path")
+                    moved_images |= hit("tool_result_image", item_path)
+                    if not (item["kind"] == "image" and hit("image", item_path)):
+                        content.append(item)
+                part["content"] = content
             parts.append(part)
         msg["parts"] = parts
-        if "tool_result_image" in names:  # a result's images follow the results
+        if moved_images:  # a result's images follow the results
             moved = [c for p in parts if p["kind"] == "tool_result" for c in p["content"]
                      if c["kind"] != "text"]
             for p in parts:
@@ -330,15 +392,21 @@ def normalize(req: Request, names: set[str], x: str, y: str) -> dict[str, Any]:
         else:
             turns.append(msg)
     d["messages"] = turns
+    system = {id(part) for part in d["system"]}
     for part in _all_parts(d):
-        if "cache_ttl" in names and part.get("cache"):
+        path = part.pop("_path", None)
+
+        def forgiven(what: str, part: dict[str, Any] = part, path: str | None = path) -> bool:
+            return what in names if id(part) in system else hit(what, path)
+
+        if forgiven("cache_ttl") and part.get("cache"):
             part["cache"] = {"ttl": None}
-        if "cache_control" in names and part["kind"] in ("tool_call", "tool_result"):
+        if forgiven("cache_control") and part["kind"] in ("tool_call", "tool_result"):
             part["cache"] = None
-        if "cache_control" in names and part["kind"] == "text" and part.get("cache"):
+        if forgiven("cache_control") and part["kind"] == "text" and part.get("cache"):
             part["cache"] = None  # assistant text in responses
         part.pop("extra", None)
-        if "detail" in names and part["kind"] == "image":
+        if forgiven("detail") and part["kind"] == "image":
             part["detail"] = None
         if part["kind"] == "tool_call":
             part["id"] = _valid(part["id"], x, y)
@@ -404,11 +472,14 @@ def test_a_round_trip_keeps_what_the_report_does_not_name(x: str, y: str) -> Non
         back = convert_request(there.body, source=y, target=x, lenient=True,
                                **_url(y, there.model, there.stream))
         validate_request(x, back.body)
-        names = {e.what for e in there.report.entries} | {e.what for e in back.report.entries}
+        back_names = {e.what for e in back.report.entries}
+        names = {e.what for e in there.report.entries} | back_names
         original = _parse(body, x, generated.stream)
         returned = _parse(back.body, x, back.stream)
         returned = _rename(_rename(returned, back.tool_names), there.tool_names)
-        assert normalize(returned, names, x, y) == normalize(original, names, x, y)
+        assert normalize(returned, names, x, y, part_names=back_names) == normalize(
+            original, names, x, y, part_names=back_names, located=_located(original, body, x),
+            reported=_reported_paths(there.report.entries))
 
     check()
 

@@ -453,9 +453,12 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
                             "content": first.text})
                 continue
             sub = ctx.part(path, msg, i)  # paths are built for reports and errors only
-            texts = tuple(p for p in result.content if isinstance(p, Text))
+            texts: list[str | dict[str, Any]] = []  # each named by its own place in the result
             for j, p in enumerate(result.content):
-                if p.kind != "text":
+                if isinstance(p, Text):
+                    texts.append(p.text if p.cache is None and not p.extra
+                                 else _write_text(p, ctx, ctx.inner(sub, j)))
+                else:
                     ctx.lose("tool_result_image", f"{ctx.inner(sub, j)}: {p.kind} moved to a "
                              "user message after the tool messages")
                     written = _write_user_part(p, ctx, ctx.inner(sub, j))
@@ -467,9 +470,13 @@ def _write_user(msg: Message, ctx: RequestContext, path: str, out: list[Any]) ->
                 ctx.lose("cache_control", f"{sub}: cache breakpoint of a tool result")
             if result.extra:
                 ctx.extra(sub, result.extra, {}, _BOOKKEEPING)
+            if len(texts) == 1 and type(texts[0]) is str:
+                written_texts: str | list[Any] = texts[0]
+            else:
+                written_texts = [{"type": "text", "text": t} if type(t) is str else t
+                                 for t in texts]
             out.append({"role": "tool", "tool_call_id": ctx.ids[result.call_id],
-                        "content": _write_texts(texts, ctx, f"{sub}.content") if texts
-                        else ""})
+                        "content": written_texts if texts else ""})
         else:
             written = _write_user_part(part, ctx, ctx.part(path, msg, i))
             if written is not None:
