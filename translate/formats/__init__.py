@@ -32,7 +32,7 @@ FORMATS: tuple[Format, ...] = get_args(Format)
 _CLASS_PREFIX = {"chat": "Chat", "responses": "Responses", "messages": "Messages",
                  "images": "Images", "gemini": "Gemini"}
 
-_NO_FINAL_OBJECT = frozenset({"gemini"})
+_NO_FINAL_OBJECT: frozenset[str] = frozenset()
 """Formats without an accumulator and unfold yet (issue 16: the non-streaming body)."""
 
 

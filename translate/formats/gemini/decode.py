@@ -128,8 +128,13 @@ class GeminiDecoder(Decoder):
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         report: LossReport | None = None,
+        keep_envelope: bool = False,
     ) -> None:
-        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        # keep_envelope (collect's same-format flag) keeps only a blocked prompt's
+        # promptFeedback (`Stop.envelope`); what else the IR does not carry of a chunk
+        # (safety ratings, grounding metadata) is in the loss report
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report,
+                         keep_envelope=keep_envelope)
         self.candidate = candidate
         self._state = _State.IDLE
         self._array: _ArrayReader | None = None  # the JSON-array body form, once detected
@@ -301,7 +306,8 @@ class GeminiDecoder(Decoder):
             return None
         self._close_all(out)
         self._state = _State.DONE
-        return Stop(reason="content_filter", raw_reason=reason)
+        return Stop(reason="content_filter", raw_reason=reason,
+                    envelope={"promptFeedback": feedback} if self.keep_envelope else None)
 
     def _finish(self, raw_reason: str, out: list[Event]) -> Stop:
         reason = FINISH_TO_STOP.get(raw_reason)
