@@ -9,8 +9,9 @@ API does in a non-streaming answer. It is decided by the encoder's own mapping f
 (`finish_reason`, `usage_json`, `error_payload`, `call_part`, `image_part`, `opaque_part`,
 `carries_redacted`, `carries_signature`):
 
-- text and thinking deltas of one IR block grow one part (`{"text"}`, `{"text", "thought":
-  true}`); a thinking block's Gemini `SignatureDelta` is the `thoughtSignature` of its part
+- text and thinking deltas grow one part (`{"text"}`, `{"text", "thought": true}`) until a
+  part of another kind comes, as the decoder makes consecutive parts of a kind one block; a
+  thinking block's Gemini `SignatureDelta` is the `thoughtSignature` of the last thought part
   (a later delta starts a new part, so each signature stays on the text it proves);
 - a `redacted_thinking` block of the Gemini family is the `thoughtSignature` of the next part
   (text, function call), or of an empty text part at the end when nothing follows, as the
@@ -80,9 +81,9 @@ class _Part:
 
     __slots__ = ("block", "fields", "text")
 
-    def __init__(self, block: int | None, fields: dict[str, Any],
+    def __init__(self, block: str | None, fields: dict[str, Any],
                  text: list[str] | None = None) -> None:
-        self.block = block  # the IR block whose deltas grow it; None: complete
+        self.block = block  # "text" or "thought" while text may still join it; None: complete
         self.fields = fields
         self.text = text
 
@@ -152,26 +153,25 @@ class GeminiAccumulator(Accumulator):
     def _add_text_delta(self, event: TextDelta | RefusalDelta) -> None:
         self._open(event)
         if event.text:
-            self._grow(event.index, event.text, {})
+            self._grow("text", event.text, {})
 
     _add_refusal_delta = _add_text_delta
 
     def _add_thinking_delta(self, event: ThinkingDelta) -> None:
         self._open(event)
         if event.text:
-            self._grow(event.index, event.text, {"thought": True})
+            self._grow("thought", event.text, {"thought": True})
 
     def _add_signature_delta(self, event: SignatureDelta) -> None:
         self._open(event)
         if not carries_signature(event, self.report):
             return
         last = self._parts[-1] if self._parts else None
-        if (last is not None and last.block == event.index and last.text is not None
-                and "thoughtSignature" not in last.fields):
+        if last is not None and last.block == "thought":
             last.fields["thoughtSignature"] = event.signature
         else:
-            self._parts.append(_Part(event.index, {"thought": True,
-                                                   "thoughtSignature": event.signature}, []))
+            self._parts.append(_Part(None, {"thought": True,
+                                            "thoughtSignature": event.signature}, []))
         self._parts[-1].block = None  # what follows starts a new part
 
     def _add_tool_args_delta(self, event: ToolArgsDelta) -> None:
@@ -210,18 +210,19 @@ class GeminiAccumulator(Accumulator):
 
     # -- the object -------------------------------------------------------------------------
 
-    def _part(self, block: int | None, fields: dict[str, Any]) -> None:
+    def _part(self, block: str | None, fields: dict[str, Any]) -> None:
         """A finished part; the pending signature goes on it."""
         if self._signature is not None:
             fields = {**fields, "thoughtSignature": self._signature}
             self._signature = None
         self._parts.append(_Part(block, fields))
 
-    def _grow(self, index: int, text: str, flags: dict[str, Any]) -> None:
-        """Text of block `index`: appended to its part, or a new part (with the pending
-        signature) when the last part is not that block's."""
+    def _grow(self, kind: str, text: str, flags: dict[str, Any]) -> None:
+        """Text or thought text: appended to the last part when it is of that kind, as the
+        decoder makes consecutive parts of a kind one block; else a new part (with the
+        pending signature)."""
         parts = self._parts
-        if parts and parts[-1].block == index and self._signature is None:
+        if parts and parts[-1].block == kind and self._signature is None:
             text_parts = parts[-1].text
             assert text_parts is not None
             text_parts.append(text)
@@ -230,7 +231,7 @@ class GeminiAccumulator(Accumulator):
         if self._signature is not None:
             fields["thoughtSignature"] = self._signature
             self._signature = None
-        parts.append(_Part(index, fields, [text]))
+        parts.append(_Part(kind, fields, [text]))
 
     def _build(self) -> dict[str, Any]:
         stop = self.stop
