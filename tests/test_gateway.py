@@ -28,11 +28,16 @@ from tests.conftest import recording as shared_recording
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as genai_types  # noqa: E402
+
 import translate  # noqa: E402
+from tests.conftest import OWN_FIXTURES  # noqa: E402
 from tests.gateway_support import (  # noqa: E402
     FakeUpstream,
     Script,
@@ -40,6 +45,8 @@ from tests.gateway_support import (  # noqa: E402
     running_gateway,
     split_events,
 )
+from tests.sdk import Summary  # noqa: E402
+from tests.sdk.gemini import fold  # noqa: E402
 from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
 
 
@@ -106,6 +113,21 @@ def anthropic_client(url: str, **options: Any) -> Any:
     return client
 
 
+def gemini_client(url: str) -> Any:
+    """google-genai against the gateway (its key goes out as `x-goog-api-key`)."""
+    client = genai.Client(api_key="client-key", http_options=genai_types.HttpOptions(
+        base_url=url, timeout=10_000, retry_options=genai_types.HttpRetryOptions(attempts=1)))
+    _CLIENTS.append(client)
+    return client
+
+
+GEMINI_CONFIG: dict[str, Any] = {
+    "max_output_tokens": 300, "system_instruction": "Be brief.",
+    "tools": [{"function_declarations": [{
+        "name": "get_weather", "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]}
+
+
 TOOLS = {
     "chat": [{"type": "function", "function": {
         "name": "get_weather", "description": "Weather in a city",
@@ -144,6 +166,9 @@ def open_stream(client_format: str, url: str) -> Any:
         return openai_client(url).responses.create(
             model="gpt-test", stream=True, instructions="Be brief.", max_output_tokens=300,
             input="Weather in Paris?", tools=TOOLS["responses"])
+    if client_format == "gemini":
+        return gemini_client(url).models.generate_content_stream(
+            model="gemini-test", contents="Weather in Paris?", config=GEMINI_CONFIG)
     return anthropic_client(url).messages.create(
         model="claude-test", stream=True, max_tokens=300, system="Be brief.",
         messages=[{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS["messages"])
@@ -174,9 +199,21 @@ def _messages_result(message: Any) -> Result:
         stop=message.stop_reason)
 
 
+def _gemini_result(responses: list[Any]) -> Result:
+    summary = Summary()
+    fold(responses, summary)  # tests/sdk/gemini.py: how a Gemini client reads its chunks
+    return Result(text=summary.text, stop=summary.stop, tool_calls=[
+        (t.id, t.name, t.arguments) for t in summary.tool_calls])
+
+
 def run_client(client_format: str, url: str, *, stream: bool = True) -> Result:
     """One request with the SDK (its accumulating stream helper, or a plain create call for
     `stream=False`) and what it rebuilt."""
+    if client_format == "gemini":
+        if stream:
+            return _gemini_result(list(open_stream("gemini", url)))
+        return _gemini_result([gemini_client(url).models.generate_content(
+            model="gemini-test", contents="Weather in Paris?", config=GEMINI_CONFIG)])
     if client_format == "chat":
         client = openai_client(url)
         args: dict[str, Any] = {"model": "gpt-test", "max_completion_tokens": 300,
@@ -231,6 +268,8 @@ def expected(source: str, body: bytes) -> Result:
             result.stop = event.reason
     result.tool_calls = [(names[i][0], names[i][1], json.loads("".join(args[i]) or "{}"))
                          for i in names]
+    if source == "gemini" and result.stop == "end_turn" and result.tool_calls:
+        result.stop = "tool_use"  # Gemini says STOP after function calls
     return result
 
 
@@ -238,17 +277,21 @@ RECORDINGS = {
     "chat": "openai-gpt4o-parallel-tools.sse",
     "messages": "anthropic-haiku45-parallel-tool-use.sse",
     "responses": "openai-gpt4o-parallel-function-calls.sse",
+    "gemini": "vertex_streamed_args_parallel_calls.sse",
 }
 TEXT_RECORDINGS = {
     "chat": "crusoe-llama33-text.sse",
     "messages": "anthropic-sonnet45-text.sse",
     "responses": "openai-gpt4o-text.sse",
+    "gemini": "text.sse",
 }
 
 
 def recording(fmt: str, name: str) -> bytes:
     """A real recording from ../shared/fixtures: a skip where that folder is absent, a failure
-    where the named file is (conftest.recording)."""
+    where the named file is (conftest.recording). Gemini's are in tests/fixtures/gemini."""
+    if fmt == "gemini":
+        return (OWN_FIXTURES / "gemini" / name).read_bytes()
     return shared_recording(fmt, name.removesuffix(".sse")).read_bytes()
 
 
@@ -288,6 +331,8 @@ def test_non_streaming_request_gets_the_final_object_in_the_clients_format(
     assert (got.text, got.tool_calls, got.stop) == (want.text, want.tool_calls, want.stop)
     (served,) = upstream.served
     assert not served.body.get("stream")
+    if upstream_format == "gemini":
+        assert served.path.endswith(":generateContent")
 
 
 @pytest.mark.parametrize("client_format", CLIENT_FORMATS)
@@ -300,6 +345,9 @@ def test_length_limit_reaches_each_client_as_its_own_stop_reason(
     if client_format == "chat":  # the stream helper would raise LengthFinishReasonError
         finish = [c.choices[0].finish_reason for c in stream if c.choices]
         assert finish[-1] == "length"
+    elif client_format == "gemini":
+        assert [c.candidates[0].finish_reason for c in stream if c.candidates][-1] == (
+            genai_types.FinishReason.MAX_TOKENS)
     elif client_format == "responses":
         (final,) = [e for e in stream if e.type.startswith("response.") and hasattr(e, "response")
                     and e.response.status != "in_progress"]
@@ -313,7 +361,10 @@ def test_length_limit_reaches_each_client_as_its_own_stop_reason(
 # -- what the upstream gets ---------------------------------------------------------------------
 
 UPSTREAM_PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses",
-                  "messages": "/v1/messages"}
+                  "messages": "/v1/messages",
+                  "gemini": "/v1beta/models/{model}:streamGenerateContent?alt=sse"}
+CLIENT_MODELS = {"chat": "gpt-test", "responses": "gpt-test", "messages": "mapped-model",
+                 "gemini": "gemini-test"}  # model_map: claude-* -> mapped-model
 
 
 @pytest.mark.parametrize(("upstream_format", "client_format"), MATRIX)
@@ -324,14 +375,19 @@ def test_upstream_gets_its_path_its_auth_header_and_the_mapped_model(
     for _ in open_stream(client_format, gateways[upstream_format]):
         pass
     (served,) = upstream.served
-    assert served.path == UPSTREAM_PATHS[upstream_format]
-    assert served.body["stream"] is True
-    # model_map: claude-* -> mapped-model; other names pass unchanged
-    assert served.body["model"] == ("mapped-model" if client_format == "messages"
-                                    else "gpt-test")
+    model = CLIENT_MODELS[client_format]
+    assert served.path == UPSTREAM_PATHS[upstream_format].format(model=model)
+    if upstream_format == "gemini":  # model and stream are in the URL
+        assert "model" not in served.body and "stream" not in served.body
+    else:
+        assert served.body["stream"] is True
+        assert served.body["model"] == model
     headers = served.headers
     assert "client-key" not in json.dumps(headers)  # the client's key stays here
-    if upstream_format == "messages":
+    if upstream_format == "gemini":
+        assert headers["x-goog-api-key"] == "upstream-key"
+        assert "authorization" not in headers and "x-api-key" not in headers
+    elif upstream_format == "messages":
         assert headers["x-api-key"] == "upstream-key"
         assert "authorization" not in headers
         # the client's own version when it is an Anthropic client, else our default
@@ -342,6 +398,7 @@ def test_upstream_gets_its_path_its_auth_header_and_the_mapped_model(
     else:
         assert headers["authorization"] == "Bearer upstream-key"
         assert "x-api-key" not in headers and "anthropic-version" not in headers
+        assert "x-goog-api-key" not in headers
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
@@ -532,6 +589,11 @@ def test_a_full_pool_is_a_503_in_the_clients_format(upstream: FakeUpstream, serv
 
 def _consume_expecting_error(client_format: str, url: str) -> BaseException:
     stream = open_stream(client_format, url)
+    if client_format == "gemini":  # google-genai raises on the error chunk
+        with pytest.raises(genai_errors.APIError) as caught:
+            for _ in stream:
+                pass
+        return caught.value
     sdk = anthropic if client_format == "messages" else openai
     with pytest.raises(sdk.APIError) as info:
         for event in stream:

@@ -31,7 +31,9 @@ non-blank byte `[` tells the form).
   the `Stop`, the `Error`, the truncation or bad input (a `Usage` per chunk made a gemini
   source twice as slow as the others in bench/run.py, for figures the targets overwrite).
 - `finishReason` on the selected candidate closes its blocks and gives `Stop` after the chunk's
-  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`). A
+  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`);
+  `STOP` after function calls is `tool_use` (`raw_reason` keeps `STOP`), so every target says
+  that the model waits for its tools (a chat client's `finish_reason: tool_calls`). A
   blocked prompt (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)`.
   Usage after the finish is still emitted; content for the candidate is bad input.
 - `{"error": {code, message, status}}` in the stream (after HTTP 200) is an `Error`.
@@ -320,6 +322,8 @@ class GeminiDecoder(Decoder):
         elif raw_reason in LOSSY_FINISH:
             self.report.add("decode", self.format, "stop_reason",
                             f"finishReason {raw_reason} has no IR equivalent: end_turn")
+        elif raw_reason == "STOP" and self._calls:
+            reason = "tool_use"  # Gemini says STOP after function calls; the IR says why
         self._close_all(out)
         self._state = _State.DONE
         return Stop(reason=reason, raw_reason=raw_reason)
