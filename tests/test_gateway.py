@@ -676,6 +676,11 @@ STATUS_CASES = [
     ("chat", "chat", 404, {"error": {"message": "The model `x` does not exist", "type":
                                      "invalid_request_error", "code": "model_not_found",
                                      "param": None}}, "NotFoundError", 404),
+    ("gemini", "messages", 503, {"error": {"code": 503, "message": "The model is overloaded.",
+                                           "status": "UNAVAILABLE"}}, "OverloadedError", 529),
+    ("messages", "gemini", 429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                            "message": "Slow down"}},
+     "ClientError", 429),
 ]
 
 
@@ -690,8 +695,20 @@ def test_upstream_http_error_status_is_the_sdks_own_status_error(
     serve(Script.json(error_body, status=status, headers={
         "retry-after": "9", "request-id" if upstream_format == "messages" else "x-request-id":
         "req_up_1"}))
-    sdk = anthropic if client_format == "messages" else openai
     url = gateways[upstream_format]
+    if client_format == "gemini":  # Google's envelope; google-genai reads no request id
+        with pytest.raises(genai_errors.APIError) as caught:
+            if stream:
+                list(open_stream(client_format, url))
+            else:
+                run_client(client_format, url, stream=False)
+        assert type(caught.value) is getattr(genai_errors, cls)
+        assert (caught.value.code, caught.value.message) == (
+            client_status, error_body["error"]["message"])
+        assert caught.value.details["error"]["details"] == [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "9s"}]
+        return
+    sdk = anthropic if client_format == "messages" else openai
     with pytest.raises(sdk.APIStatusError) as info:
         if stream:
             open_stream(client_format, url)
@@ -702,7 +719,8 @@ def test_upstream_http_error_status_is_the_sdks_own_status_error(
     assert error.status_code == client_status
     assert error_body["error"]["message"] in error.message
     assert error.response.headers["retry-after"] == "9"
-    assert error.request_id == "req_up_1"
+    # Google sends no request id header; the others' reach the client under its SDK's name
+    assert error.request_id == (None if upstream_format == "gemini" else "req_up_1")
 
 
 def test_unreachable_upstream_is_a_502_naming_no_url(serve: Any) -> None:
@@ -829,6 +847,59 @@ def test_models_answer_an_anthropic_client_in_its_own_error_shape(
         assert info.value.body["error"]["type"] == "authentication_error"
         with pytest.raises(openai.AuthenticationError):
             openai_client(url).models.list()
+
+
+def test_a_gemini_client_authenticates_with_x_goog_api_key_or_the_key_parameter(
+        upstream: FakeUpstream, serve: Any) -> None:
+    body = recording("gemini", TEXT_RECORDINGS["gemini"])
+    path = "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with gateway_for(upstream, "gemini", client_key="gw-secret") as url:
+        serve(body=body, delay=0)
+        with pytest.raises(genai_errors.ClientError) as info:
+            list(open_stream("gemini", url))  # its key is client-key
+        assert (info.value.code, info.value.status) == (401, "UNAUTHENTICATED")
+        assert not upstream.served
+        for headers, query in (({"x-goog-api-key": "gw-secret"}, ""), ({}, "&key=gw-secret")):
+            reply = httpx.post(url + path + query, json=request, headers=headers, timeout=10)
+            assert reply.status_code == 200 and b"Paris" in reply.content
+            served = upstream.served[-1]
+            assert served.headers["x-goog-api-key"] == "upstream-key"
+            assert "key=" not in served.path  # a key in the client's URL stays here
+    for fmt, header in (("gemini", "x-goog-api-key"), ("messages", "x-api-key")):
+        serve(body=recording(fmt, TEXT_RECORDINGS[fmt]), delay=0)
+        with gateway_for(upstream, fmt, api_key=None, pass_client_key=True) as url:
+            reply = httpx.post(url + path + "&key=client-secret", json=request, timeout=10)
+        assert reply.status_code == 200
+        assert upstream.served[-1].headers[header] == "client-secret"
+
+
+def test_gemini_routes_refuse_what_they_do_not_serve_in_googles_envelope(
+        gateways: dict[str, str]) -> None:
+    url = gateways["chat"]
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    for path, status, name, words in (
+            ("/v1beta/models/m:streamGenerateContent", 400, "INVALID_ARGUMENT", "alt=sse"),
+            ("/v1beta/models/m:countTokens", 404, "NOT_FOUND", "generateContent"),
+            ("/v1beta/nowhere", 404, "NOT_FOUND", "no route")):
+        reply = httpx.post(url + path, json=request, timeout=10)
+        assert reply.status_code == status
+        error = reply.json()["error"]
+        assert (error["code"], error["status"]) == (status, name) and words in error["message"]
+
+
+def test_models_are_listed_for_google_genai_and_from_a_gemini_upstream(
+        upstream: FakeUpstream, gateways: dict[str, str], serve: Any) -> None:
+    serve(Script.json({"object": "list", "data": [
+        {"id": "gpt-4o", "object": "model", "created": 1, "owned_by": "openai"}]}))
+    names = [m.name for m in gemini_client(gateways["chat"]).models.list()]
+    assert names == ["models/gpt-4o"]
+    serve(Script.json({"models": [{"name": "models/gemini-2.5-flash",
+                                   "displayName": "Gemini 2.5 Flash"}]}))
+    ids = [m.id for m in openai_client(gateways["gemini"]).models.list()]
+    assert ids == ["gemini-2.5-flash"]
+    assert upstream.served[-1].path == "/v1beta/models"
+    assert upstream.served[-1].headers["x-goog-api-key"] == "upstream-key"
 
 
 def test_passing_the_gateways_own_client_key_upstream_is_refused() -> None:
