@@ -56,12 +56,19 @@ assert error.headers == {"retry-after": "2", "x-request-id": "req_011"}
 
 ## The table
 
-One row per IR error kind: its status at each vendor, and the error body's `type` (and, for the
-OpenAI formats, `code`) each client format gets. The kind is read from the upstream's status,
-refined by its body where the two agree (an OpenAI 401 says `invalid_request_error` /
-`invalid_api_key`: `authentication`; a 429 with `insufficient_quota`: `billing`). The client's
-status is the kind's status at the client's vendor when the upstream's status was the kind's
-status at the upstream's vendor; any other status (409, 422, 502, ...) is passed on unchanged.
+One row per IR error kind: its status at each vendor, and the error body's `type` (for the
+OpenAI formats also `code`; for gemini the google.rpc `status`) each client format gets. The
+kind is read from the upstream's status, refined by its body where the two agree (an OpenAI
+401 says `invalid_request_error` / `invalid_api_key`: `authentication`; a 429 with
+`insufficient_quota`: `billing`; a Google body's `status` first, so a 503 `UNAVAILABLE` is
+`overloaded`). The client's status is the kind's status at the client's vendor when the
+upstream's status was the kind's status at the upstream's vendor; any other status (409, 422,
+502, ...) is passed on unchanged (to a gemini client with the google.rpc name of that status,
+`ABORTED` for a 409). Gemini answers a bad API key with a 400 `INVALID_ARGUMENT` whose
+`google.rpc.ErrorInfo` reason is `API_KEY_INVALID`: that is `authentication`, a 401 for the
+other clients. The Google column is also what the gemini stream encoder writes for a
+mid-stream error (`formats/gemini/wire.IR_TO_ERROR`): Google has no bad-gateway status, so a
+cut-off or unreadable upstream is `500 INTERNAL` there.
 
 """
 
@@ -72,17 +79,21 @@ _RULES = """\
 - **The message** is the provider's (`error.message`, or `detail`, or a string `error`). A body
   that is not JSON becomes `upstream returned HTTP <status>`; a short `text/plain` body is
   quoted after it, an HTML page never is.
-- **Between the OpenAI formats** (chat, responses, images) and from Anthropic to Anthropic, the
-  provider's error object passes unchanged: its `code`, `param` and `details` included.
+- **Between the OpenAI formats** (chat, responses, images), from Anthropic to Anthropic and from
+  Google to Google, the provider's error object passes unchanged: its `code`, `param` and
+  `details` included.
 - **Across vendors** the body is written by the client format's own error table, the one its
   stream encoder uses for a mid-stream `error` event of the same kind.
 - **Retry hints**: `retry-after`, `retry-after-ms` (both SDKs read it first) and
   `x-should-retry` are carried over, as are the rate-limit headers of both vendors
   (`x-ratelimit-*`, `anthropic-ratelimit-*`, under their own names). On a 429, 503 or 529
   without `retry-after`, it is derived from the reset header of a limit whose `remaining` is 0
-  (OpenAI's durations such as `6m0s`, Anthropic's RFC 3339 dates).
+  (OpenAI's durations such as `6m0s`, Anthropic's RFC 3339 dates). Google sends its hint in
+  the body, a `google.rpc.RetryInfo` detail (`"retryDelay": "17s"`): from a gemini upstream it
+  becomes `retry-after` (whole seconds, rounded up), and a gemini client gets `retry-after` /
+  `retry-after-ms` as a `RetryInfo` detail as well as the header.
 - **The request id**: Anthropic's `request-id` and OpenAI's `x-request-id` reach the client under
-  the name its SDK reads (`error.request_id` in both).
+  the name its SDK reads (`error.request_id` in both); google-genai reads none.
 
 ## Examples
 
@@ -99,6 +110,14 @@ _SAMPLES = [
     ("an OpenAI 401 to an Anthropic client", 401,
      {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
                 "param": None, "code": "invalid_api_key"}}, {}, "responses", "messages"),
+    ("a Gemini 429 with a RetryInfo detail to an OpenAI client", 429,
+     {"error": {"code": 429, "message": "Resource has been exhausted (e.g. check quota).",
+                "status": "RESOURCE_EXHAUSTED", "details": [
+                    {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "17s"}]}},
+     {}, "gemini", "chat"),
+    ("an Anthropic 529 to a Gemini client", 529,
+     {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+     {"retry-after": "2", "request-id": "req_011"}, "messages", "gemini"),
     ("an HTML 502 from a load balancer to an Anthropic client", 502,
      "<html><body>502 Bad Gateway</body></html>", {"content-type": "text/html"}, "chat",
      "messages"),
@@ -107,15 +126,16 @@ _SAMPLES = [
 
 def render() -> str:
     lines = [_INTRO]
-    lines.append("| kind | Anthropic status | OpenAI status | messages `type` | chat, responses, images `type` / `code` |")
-    lines.append("|---|---|---|---|---|")
-    for kind, (anthropic, openai) in HTTP_ERRORS.items():
+    lines.append("| kind | Anthropic status | OpenAI status | Google status | messages `type` | chat, responses, images `type` / `code` | gemini `status` |")
+    lines.append("|---|---|---|---|---|---|---|")
+    for kind, (anthropic, openai, google) in HTTP_ERRORS.items():
         cells = []
         for fmt in ("messages", "chat"):  # the three OpenAI formats write one table
             error = error_for(fmt, kind, "").body["error"]
             code = error.get("code")
             cells.append(f"`{error['type']}`" + (f" / `{code}`" if code is not None else " / `null`" if "code" in error else ""))
-        lines.append(f"| `{kind}` | {anthropic} | {openai} | {' | '.join(cells)} |")
+        cells.append(f"`{error_for('gemini', kind, '').body['error']['status']}`")
+        lines.append(f"| `{kind}` | {anthropic} | {openai} | {google} | {' | '.join(cells)} |")
     lines.append(_RULES)
     for title, status, body, headers, source, target in _SAMPLES:
         raw = body if isinstance(body, str) else json.dumps(body)

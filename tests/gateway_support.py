@@ -223,8 +223,10 @@ def running_gateway(settings: Settings, **options: Any) -> Iterator[str]:
 
 def gateway_for(upstream: FakeUpstream, upstream_format: str, **settings: Any
                 ) -> contextlib.AbstractContextManager[str]:
-    """The gateway relaying to the fake upstream, with the upstream key `upstream-key`."""
+    """The gateway relaying to the fake upstream, with the upstream key `upstream-key` (a
+    gemini upstream is given the bare host, as for Google's, and the gateway adds `/v1beta`)."""
     settings.setdefault("api_key", "upstream-key")
     settings.setdefault("timeout", 10)
-    return running_gateway(Settings(upstream_url=upstream.url, upstream_format=upstream_format,
+    url = upstream.url.removesuffix("/v1") if upstream_format == "gemini" else upstream.url
+    return running_gateway(Settings(upstream_url=url, upstream_format=upstream_format,
                                     **settings))

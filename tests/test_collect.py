@@ -27,6 +27,7 @@ import anyio
 import httpx
 import openai
 import pytest
+from google.genai import types as genai_types
 from openai.types import ImagesResponse
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
@@ -46,6 +47,8 @@ from translate import UpstreamError, collect, convert_object, replay, replay_eve
 from translate.events import BlockStart, MessageStart, Stop, TextDelta, ToolArgsDelta
 from translate.formats.chat.wire import FINISH_TO_STOP
 from translate.formats.chat.wire import usage_to_ir as chat_usage
+from translate.formats.gemini.wire import FINISH_TO_STOP as GEMINI_STOP
+from translate.formats.gemini.wire import usage_to_ir as gemini_usage
 from translate.formats.images.wire import usage_to_ir as images_usage
 from translate.formats.messages.wire import STOP_TO_IR
 from translate.formats.messages.wire import usage_to_ir as messages_usage
@@ -303,6 +306,8 @@ def validate(fmt: str, obj: dict[str, Any]) -> None:
             anthropic.types.Message.model_validate(obj)
         except ValueError:
             anthropic.types.beta.BetaMessage.model_validate(obj)
+    elif fmt == "gemini":  # strict: every field is ours (a gemini source's are read by the SDK)
+        genai_types.GenerateContentResponse.model_validate(obj)
     else:
         ImagesResponse.model_validate(obj)
 
@@ -655,6 +660,23 @@ def content_view(fmt: str, obj: dict[str, Any]) -> dict[str, Any]:
                           if b["type"] == "tool_use"],
                 "stop": STOP_TO_IR.get(reason, reason) if reason else None,
                 "usage": _usage(messages_usage(usage)) if usage else None}
+    if fmt == "gemini":
+        candidates = obj.get("candidates") or [{}]
+        parts = (candidates[0].get("content") or {}).get("parts") or ()
+        calls = [p["functionCall"] for p in parts if "functionCall" in p]
+        finish = candidates[0].get("finishReason")
+        stop = GEMINI_STOP.get(finish, finish) if finish else None
+        if (obj.get("promptFeedback") or {}).get("blockReason"):
+            stop = "content_filter"
+        if stop == "end_turn" and calls:
+            stop = "tool_use"  # Gemini says STOP after function calls
+        usage = obj.get("usageMetadata")
+        return {"text": "".join(p["text"] for p in parts if "text" in p and not p.get("thought")),
+                "refusal": "",
+                "reasoning": "\n\n".join(p["text"] for p in parts
+                                          if p.get("thought") and p.get("text")),
+                "tools": [(c.get("id"), c["name"], c.get("args") or {}) for c in calls],
+                "stop": stop, "usage": _usage(gemini_usage(usage)) if usage else None}
     usage = obj.get("usage")
     return {"images": [d.get("b64_json") for d in obj.get("data") or ()],
             "usage": _usage(images_usage(usage)) if usage else None}
@@ -667,6 +689,8 @@ STOP_IN = {
     "responses": {"stop_sequence": "end_turn", "pause_turn": "end_turn",
                   "context_window": "max_tokens"},
     "messages": {},
+    "gemini": {"stop_sequence": "end_turn", "pause_turn": "end_turn",
+               "context_window": "max_tokens"},
 }
 
 
@@ -679,8 +703,8 @@ def carried(view: dict[str, Any], source: str, target: str) -> dict[str, Any]:
     out["stop"] = STOP_IN[target].get(stop, stop)
     if out["stop"] == "end_turn" and out["tools"]:
         out["stop"] = "tool_use"  # chat/responses infer tool_use from the calls
-    if target == "messages" or source == "messages":
-        # messages has no refusal channel: a refusal is text there (mapping.md §7.8)
+    if target in ("messages", "gemini") or source == "messages":
+        # messages and gemini have no refusal channel: a refusal is text there (§7.8)
         out["text"] += out["refusal"]
         out["refusal"] = ""
     if source == "chat" and target != "chat":

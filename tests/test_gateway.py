@@ -28,11 +28,16 @@ from tests.conftest import recording as shared_recording
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
 httpx = pytest.importorskip("httpx")
 pytest.importorskip("uvicorn")
 pytest.importorskip("starlette")
 
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as genai_types  # noqa: E402
+
 import translate  # noqa: E402
+from tests.conftest import OWN_FIXTURES  # noqa: E402
 from tests.gateway_support import (  # noqa: E402
     FakeUpstream,
     Script,
@@ -40,6 +45,8 @@ from tests.gateway_support import (  # noqa: E402
     running_gateway,
     split_events,
 )
+from tests.sdk import Summary  # noqa: E402
+from tests.sdk.gemini import fold  # noqa: E402
 from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
 
 
@@ -106,6 +113,21 @@ def anthropic_client(url: str, **options: Any) -> Any:
     return client
 
 
+def gemini_client(url: str) -> Any:
+    """google-genai against the gateway (its key goes out as `x-goog-api-key`)."""
+    client = genai.Client(api_key="client-key", http_options=genai_types.HttpOptions(
+        base_url=url, timeout=10_000, retry_options=genai_types.HttpRetryOptions(attempts=1)))
+    _CLIENTS.append(client)
+    return client
+
+
+GEMINI_CONFIG: dict[str, Any] = {
+    "max_output_tokens": 300, "system_instruction": "Be brief.",
+    "tools": [{"function_declarations": [{
+        "name": "get_weather", "description": "Weather in a city",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}]}]}
+
+
 TOOLS = {
     "chat": [{"type": "function", "function": {
         "name": "get_weather", "description": "Weather in a city",
@@ -144,6 +166,9 @@ def open_stream(client_format: str, url: str) -> Any:
         return openai_client(url).responses.create(
             model="gpt-test", stream=True, instructions="Be brief.", max_output_tokens=300,
             input="Weather in Paris?", tools=TOOLS["responses"])
+    if client_format == "gemini":
+        return gemini_client(url).models.generate_content_stream(
+            model="gemini-test", contents="Weather in Paris?", config=GEMINI_CONFIG)
     return anthropic_client(url).messages.create(
         model="claude-test", stream=True, max_tokens=300, system="Be brief.",
         messages=[{"role": "user", "content": "Weather in Paris?"}], tools=TOOLS["messages"])
@@ -174,9 +199,21 @@ def _messages_result(message: Any) -> Result:
         stop=message.stop_reason)
 
 
+def _gemini_result(responses: list[Any]) -> Result:
+    summary = Summary()
+    fold(responses, summary)  # tests/sdk/gemini.py: how a Gemini client reads its chunks
+    return Result(text=summary.text, stop=summary.stop, tool_calls=[
+        (t.id, t.name, t.arguments) for t in summary.tool_calls])
+
+
 def run_client(client_format: str, url: str, *, stream: bool = True) -> Result:
     """One request with the SDK (its accumulating stream helper, or a plain create call for
     `stream=False`) and what it rebuilt."""
+    if client_format == "gemini":
+        if stream:
+            return _gemini_result(list(open_stream("gemini", url)))
+        return _gemini_result([gemini_client(url).models.generate_content(
+            model="gemini-test", contents="Weather in Paris?", config=GEMINI_CONFIG)])
     if client_format == "chat":
         client = openai_client(url)
         args: dict[str, Any] = {"model": "gpt-test", "max_completion_tokens": 300,
@@ -231,6 +268,8 @@ def expected(source: str, body: bytes) -> Result:
             result.stop = event.reason
     result.tool_calls = [(names[i][0], names[i][1], json.loads("".join(args[i]) or "{}"))
                          for i in names]
+    if source == "gemini" and result.stop == "end_turn" and result.tool_calls:
+        result.stop = "tool_use"  # Gemini says STOP after function calls
     return result
 
 
@@ -238,17 +277,21 @@ RECORDINGS = {
     "chat": "openai-gpt4o-parallel-tools.sse",
     "messages": "anthropic-haiku45-parallel-tool-use.sse",
     "responses": "openai-gpt4o-parallel-function-calls.sse",
+    "gemini": "vertex_streamed_args_parallel_calls.sse",
 }
 TEXT_RECORDINGS = {
     "chat": "crusoe-llama33-text.sse",
     "messages": "anthropic-sonnet45-text.sse",
     "responses": "openai-gpt4o-text.sse",
+    "gemini": "text.sse",
 }
 
 
 def recording(fmt: str, name: str) -> bytes:
     """A real recording from ../shared/fixtures: a skip where that folder is absent, a failure
-    where the named file is (conftest.recording)."""
+    where the named file is (conftest.recording). Gemini's are in tests/fixtures/gemini."""
+    if fmt == "gemini":
+        return (OWN_FIXTURES / "gemini" / name).read_bytes()
     return shared_recording(fmt, name.removesuffix(".sse")).read_bytes()
 
 
@@ -288,6 +331,8 @@ def test_non_streaming_request_gets_the_final_object_in_the_clients_format(
     assert (got.text, got.tool_calls, got.stop) == (want.text, want.tool_calls, want.stop)
     (served,) = upstream.served
     assert not served.body.get("stream")
+    if upstream_format == "gemini":
+        assert served.path.endswith(":generateContent")
 
 
 @pytest.mark.parametrize("client_format", CLIENT_FORMATS)
@@ -300,6 +345,9 @@ def test_length_limit_reaches_each_client_as_its_own_stop_reason(
     if client_format == "chat":  # the stream helper would raise LengthFinishReasonError
         finish = [c.choices[0].finish_reason for c in stream if c.choices]
         assert finish[-1] == "length"
+    elif client_format == "gemini":
+        assert [c.candidates[0].finish_reason for c in stream if c.candidates][-1] == (
+            genai_types.FinishReason.MAX_TOKENS)
     elif client_format == "responses":
         (final,) = [e for e in stream if e.type.startswith("response.") and hasattr(e, "response")
                     and e.response.status != "in_progress"]
@@ -313,7 +361,10 @@ def test_length_limit_reaches_each_client_as_its_own_stop_reason(
 # -- what the upstream gets ---------------------------------------------------------------------
 
 UPSTREAM_PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses",
-                  "messages": "/v1/messages"}
+                  "messages": "/v1/messages",
+                  "gemini": "/v1beta/models/{model}:streamGenerateContent?alt=sse"}
+CLIENT_MODELS = {"chat": "gpt-test", "responses": "gpt-test", "messages": "mapped-model",
+                 "gemini": "gemini-test"}  # model_map: claude-* -> mapped-model
 
 
 @pytest.mark.parametrize(("upstream_format", "client_format"), MATRIX)
@@ -324,14 +375,19 @@ def test_upstream_gets_its_path_its_auth_header_and_the_mapped_model(
     for _ in open_stream(client_format, gateways[upstream_format]):
         pass
     (served,) = upstream.served
-    assert served.path == UPSTREAM_PATHS[upstream_format]
-    assert served.body["stream"] is True
-    # model_map: claude-* -> mapped-model; other names pass unchanged
-    assert served.body["model"] == ("mapped-model" if client_format == "messages"
-                                    else "gpt-test")
+    model = CLIENT_MODELS[client_format]
+    assert served.path == UPSTREAM_PATHS[upstream_format].format(model=model)
+    if upstream_format == "gemini":  # model and stream are in the URL
+        assert "model" not in served.body and "stream" not in served.body
+    else:
+        assert served.body["stream"] is True
+        assert served.body["model"] == model
     headers = served.headers
     assert "client-key" not in json.dumps(headers)  # the client's key stays here
-    if upstream_format == "messages":
+    if upstream_format == "gemini":
+        assert headers["x-goog-api-key"] == "upstream-key"
+        assert "authorization" not in headers and "x-api-key" not in headers
+    elif upstream_format == "messages":
         assert headers["x-api-key"] == "upstream-key"
         assert "authorization" not in headers
         # the client's own version when it is an Anthropic client, else our default
@@ -342,6 +398,7 @@ def test_upstream_gets_its_path_its_auth_header_and_the_mapped_model(
     else:
         assert headers["authorization"] == "Bearer upstream-key"
         assert "x-api-key" not in headers and "anthropic-version" not in headers
+        assert "x-goog-api-key" not in headers
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
@@ -532,6 +589,11 @@ def test_a_full_pool_is_a_503_in_the_clients_format(upstream: FakeUpstream, serv
 
 def _consume_expecting_error(client_format: str, url: str) -> BaseException:
     stream = open_stream(client_format, url)
+    if client_format == "gemini":  # google-genai raises on the error chunk
+        with pytest.raises(genai_errors.APIError) as caught:
+            for _ in stream:
+                pass
+        return caught.value
     sdk = anthropic if client_format == "messages" else openai
     with pytest.raises(sdk.APIError) as info:
         for event in stream:
@@ -614,6 +676,11 @@ STATUS_CASES = [
     ("chat", "chat", 404, {"error": {"message": "The model `x` does not exist", "type":
                                      "invalid_request_error", "code": "model_not_found",
                                      "param": None}}, "NotFoundError", 404),
+    ("gemini", "messages", 503, {"error": {"code": 503, "message": "The model is overloaded.",
+                                           "status": "UNAVAILABLE"}}, "OverloadedError", 529),
+    ("messages", "gemini", 429, {"type": "error", "error": {"type": "rate_limit_error",
+                                                            "message": "Slow down"}},
+     "ClientError", 429),
 ]
 
 
@@ -628,8 +695,20 @@ def test_upstream_http_error_status_is_the_sdks_own_status_error(
     serve(Script.json(error_body, status=status, headers={
         "retry-after": "9", "request-id" if upstream_format == "messages" else "x-request-id":
         "req_up_1"}))
-    sdk = anthropic if client_format == "messages" else openai
     url = gateways[upstream_format]
+    if client_format == "gemini":  # Google's envelope; google-genai reads no request id
+        with pytest.raises(genai_errors.APIError) as caught:
+            if stream:
+                list(open_stream(client_format, url))
+            else:
+                run_client(client_format, url, stream=False)
+        assert type(caught.value) is getattr(genai_errors, cls)
+        assert (caught.value.code, caught.value.message) == (
+            client_status, error_body["error"]["message"])
+        assert caught.value.details["error"]["details"] == [
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "9s"}]
+        return
+    sdk = anthropic if client_format == "messages" else openai
     with pytest.raises(sdk.APIStatusError) as info:
         if stream:
             open_stream(client_format, url)
@@ -640,7 +719,8 @@ def test_upstream_http_error_status_is_the_sdks_own_status_error(
     assert error.status_code == client_status
     assert error_body["error"]["message"] in error.message
     assert error.response.headers["retry-after"] == "9"
-    assert error.request_id == "req_up_1"
+    # Google sends no request id header; the others' reach the client under its SDK's name
+    assert error.request_id == (None if upstream_format == "gemini" else "req_up_1")
 
 
 def test_unreachable_upstream_is_a_502_naming_no_url(serve: Any) -> None:
@@ -770,6 +850,59 @@ def test_models_answer_an_anthropic_client_in_its_own_error_shape(
         assert info.value.body["error"]["type"] == "authentication_error"
         with pytest.raises(openai.AuthenticationError):
             openai_client(url).models.list()
+
+
+def test_a_gemini_client_authenticates_with_x_goog_api_key_or_the_key_parameter(
+        upstream: FakeUpstream, serve: Any) -> None:
+    body = recording("gemini", TEXT_RECORDINGS["gemini"])
+    path = "/v1beta/models/gemini-test:streamGenerateContent?alt=sse"
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    with gateway_for(upstream, "gemini", client_key="gw-secret") as url:
+        serve(body=body, delay=0)
+        with pytest.raises(genai_errors.ClientError) as info:
+            list(open_stream("gemini", url))  # its key is client-key
+        assert (info.value.code, info.value.status) == (401, "UNAUTHENTICATED")
+        assert not upstream.served
+        for headers, query in (({"x-goog-api-key": "gw-secret"}, ""), ({}, "&key=gw-secret")):
+            reply = httpx.post(url + path + query, json=request, headers=headers, timeout=10)
+            assert reply.status_code == 200 and b"Paris" in reply.content
+            served = upstream.served[-1]
+            assert served.headers["x-goog-api-key"] == "upstream-key"
+            assert "key=" not in served.path  # a key in the client's URL stays here
+    for fmt, header in (("gemini", "x-goog-api-key"), ("messages", "x-api-key")):
+        serve(body=recording(fmt, TEXT_RECORDINGS[fmt]), delay=0)
+        with gateway_for(upstream, fmt, api_key=None, pass_client_key=True) as url:
+            reply = httpx.post(url + path + "&key=client-secret", json=request, timeout=10)
+        assert reply.status_code == 200
+        assert upstream.served[-1].headers[header] == "client-secret"
+
+
+def test_gemini_routes_refuse_what_they_do_not_serve_in_googles_envelope(
+        gateways: dict[str, str]) -> None:
+    url = gateways["chat"]
+    request = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    for path, status, name, words in (
+            ("/v1beta/models/m:streamGenerateContent", 400, "INVALID_ARGUMENT", "alt=sse"),
+            ("/v1beta/models/m:countTokens", 404, "NOT_FOUND", "generateContent"),
+            ("/v1beta/nowhere", 404, "NOT_FOUND", "no route")):
+        reply = httpx.post(url + path, json=request, timeout=10)
+        assert reply.status_code == status
+        error = reply.json()["error"]
+        assert (error["code"], error["status"]) == (status, name) and words in error["message"]
+
+
+def test_models_are_listed_for_google_genai_and_from_a_gemini_upstream(
+        upstream: FakeUpstream, gateways: dict[str, str], serve: Any) -> None:
+    serve(Script.json({"object": "list", "data": [
+        {"id": "gpt-4o", "object": "model", "created": 1, "owned_by": "openai"}]}))
+    names = [m.name for m in gemini_client(gateways["chat"]).models.list()]
+    assert names == ["models/gpt-4o"]
+    serve(Script.json({"models": [{"name": "models/gemini-2.5-flash",
+                                   "displayName": "Gemini 2.5 Flash"}]}))
+    ids = [m.id for m in openai_client(gateways["gemini"]).models.list()]
+    assert ids == ["gemini-2.5-flash"]
+    assert upstream.served[-1].path == "/v1beta/models"
+    assert upstream.served[-1].headers["x-goog-api-key"] == "upstream-key"
 
 
 def test_passing_the_gateways_own_client_key_upstream_is_refused() -> None:

@@ -1,14 +1,14 @@
 """The acceptance loop: a multi-turn agent (tool call -> tool result -> answer) through the
 gateway, for every client SDK x upstream format pair (the other formats), streaming and not.
 
-The client (the real `openai` or `anthropic` SDK) asks with a text and an image, thinking or a
-reasoning effort on, and two tools. The fake upstream checks every request body it gets against
-the official SDK's request TypedDict with unknown keys refused (tests/sdk/requests.py), and
-answers in its own format, written by our encoders from IR: while the history holds no tool
-results, thinking plus two parallel tool calls; once both results are in, a text answer. The
-client rebuilds the answer with its SDK, runs the "tools", sends the history back in its own
-format (thinking, tool calls, tool results), and must get the final text.
-"""
+The client (the real `openai`, `anthropic` or `google-genai` SDK) asks with a text and an image,
+thinking or a reasoning effort on, and two tools. The fake upstream checks every request body it
+gets against the official SDK's request TypedDict with unknown keys refused
+(tests/sdk/requests.py), and answers in its own format, written by our encoders from IR: while
+the history holds no tool results, thinking plus two parallel tool calls; once both results are
+in, a text answer. The client rebuilds the answer with its SDK, runs the "tools", sends the
+history back in its own format (thinking, tool calls, tool results), and must get the final
+text."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ import pytest
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
 pytest.importorskip("uvicorn")
+
+import base64  # noqa: E402
+
+from google.genai import types as genai_types  # noqa: E402
 
 import translate  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
@@ -49,15 +54,16 @@ CALLS = [("call_weather_1", "get_weather", {"city": "Paris"}),
          ("call_time_2", "get_time", {"city": "Tokyo"})]
 RESULTS = {"get_weather": "18 C, sunny", "get_time": "21:00"}
 PATHS = {"chat": "/v1/chat/completions", "responses": "/v1/responses",
-         "messages": "/v1/messages"}
+         "messages": "/v1/messages", "gemini": "/v1beta/models/"}
+SIGNATURE_FAMILY = {"messages": "anthropic-claude-v1", "gemini": "google-gemini-v1"}
 
 
 def tool_call_answer(upstream_format: str) -> list[Event]:
     events: list[Event] = [
         MessageStart(origin=upstream_format, id="up_1", model="up-model"),
         BlockStart(index=0, kind="thinking"), ThinkingDelta(index=0, text=THOUGHT),
-        SignatureDelta(index=0, signature="sig-up-1", provider=(
-            "anthropic-claude-v1" if upstream_format == "messages" else "openai-responses-v1")),
+        SignatureDelta(index=0, signature="c2lnLXVwLTE=", provider=SIGNATURE_FAMILY.get(
+            upstream_format, "openai-responses-v1")),
         BlockEnd(index=0)]
     for i, (call_id, name, args) in enumerate(CALLS, start=1):
         events += [BlockStart(index=i, kind="tool_call", id=call_id, name=name),
@@ -83,6 +89,17 @@ def tool_results_in(upstream_format: str, body: dict[str, Any]) -> dict[str, str
         for item in body["input"] if isinstance(body["input"], list) else []:
             if item.get("type") == "function_call_output":
                 found[item["call_id"]] = _text(item["output"])
+    elif upstream_format == "gemini":
+        # no ids in a Gemini request: each result answers the pending call of its name, in order
+        calls = [p["functionCall"] for c in body["contents"] if c["role"] == "model"
+                 for p in c["parts"] if "functionCall" in p]
+        ids = {name: call_id for call_id, name, _ in CALLS}
+        for content in body["contents"]:
+            for part in content["parts"] if content["role"] == "user" else ():
+                if "functionResponse" in part:
+                    response = part["functionResponse"]
+                    assert response["name"] in [c["name"] for c in calls]
+                    found[ids[response["name"]]] = response["response"]["output"]
     else:
         for message in body["messages"]:
             if message["role"] == "user" and isinstance(message["content"], list):
@@ -101,7 +118,8 @@ def _text(content: Any) -> str:
 def has_image(upstream_format: str, body: dict[str, Any]) -> bool:
     dumped = json.dumps(body)
     return PNG in dumped and {"chat": '"image_url"', "responses": '"input_image"',
-                              "messages": '"image"'}[upstream_format] in dumped
+                              "messages": '"image"', "gemini": '"inlineData"'}[
+                                  upstream_format] in dumped
 
 
 def assert_thinking_rule(body: dict[str, Any]) -> None:
@@ -129,13 +147,15 @@ class AgentUpstream:
         self.turns: list[dict[str, Any]] = []
 
     def __call__(self, served: Served) -> Script:
-        assert served.path == PATHS[self.format], served.path
+        assert served.path.startswith(PATHS[self.format]), served.path
         body = served.body
+        streaming = (served.path.endswith(":streamGenerateContent?alt=sse")
+                     if self.format == "gemini" else body.get("stream") is True)
         validate_request(self.format, body)  # the SDK's own request type, unknown keys refused
         if self.format == "messages":
             assert_thinking_rule(body)
         assert has_image(self.format, body), "the image did not reach the upstream"
-        self.turns.append(body)
+        self.turns.append({**body, "stream": streaming})
         results = tool_results_in(self.format, body)
         if not results:
             events = tool_call_answer(self.format)
@@ -143,7 +163,7 @@ class AgentUpstream:
             # each result under the id the upstream gave its call, through two translations
             assert results == {call_id: RESULTS[name] for call_id, name, _ in CALLS}, results
             events = text_answer(self.format)
-        if body.get("stream") is True:
+        if streaming:
             encoder = encoder_class(self.format)()
             stream = b"".join(encoder.encode(e) for e in events) + encoder.end()
             return Script(body=stream, delay=0)
@@ -266,7 +286,47 @@ def responses_agent(url: str, stream: bool) -> tuple[str, str]:
         return thought, final.output_text
 
 
-AGENTS = {"chat": chat_agent, "responses": responses_agent, "messages": messages_agent}
+def gemini_agent(url: str, stream: bool) -> tuple[str, str]:
+    client = genai.Client(api_key="client-key", http_options=genai_types.HttpOptions(
+        base_url=url, timeout=10_000, retry_options=genai_types.HttpRetryOptions(attempts=1)))
+    config = genai_types.GenerateContentConfig(
+        max_output_tokens=4096, tools=[genai_types.Tool(function_declarations=[
+            genai_types.FunctionDeclaration(name=n, description=d, parameters_json_schema=SCHEMA)
+            for n, d in OPENAI_TOOLS])],
+        thinking_config=genai_types.ThinkingConfig(include_thoughts=True, thinking_budget=2048))
+    history: list[Any] = [genai_types.Content(role="user", parts=[
+        genai_types.Part(text="Weather in Paris and the time in Tokyo? See the map."),
+        genai_types.Part.from_bytes(data=base64.b64decode(PNG), mime_type="image/png")])]
+
+    def ask() -> tuple[list[Any], Any]:
+        """The answer's parts (a stream's chunks' parts in order) and its finish reason."""
+        if stream:
+            chunks = list(client.models.generate_content_stream(
+                model="gemini-2.5-flash", contents=history, config=config))
+        else:
+            chunks = [client.models.generate_content(model="gemini-2.5-flash",
+                                                     contents=history, config=config)]
+        candidates = [c.candidates[0] for c in chunks if c.candidates]
+        return ([p for c in candidates for p in (c.content.parts if c.content else None) or ()],
+                candidates[-1].finish_reason)
+
+    with client:
+        parts, _ = ask()
+        calls = [p.function_call for p in parts if p.function_call is not None]
+        assert [(c.name, c.args) for c in calls] == [(name, args_) for _, name, args_ in CALLS]
+        thought = "".join(p.text for p in parts if p.thought and p.text)
+        history.append(genai_types.Content(role="model", parts=parts))
+        history.append(genai_types.Content(role="user", parts=[
+            genai_types.Part.from_function_response(name=c.name,
+                                                    response={"output": RESULTS[c.name]})
+            for c in calls]))
+        parts, finish = ask()
+        assert finish == genai_types.FinishReason.STOP
+        return thought, "".join(p.text for p in parts if p.text and not p.thought)
+
+
+AGENTS = {"chat": chat_agent, "responses": responses_agent, "messages": messages_agent,
+          "gemini": gemini_agent}
 
 PAIRS = [pytest.param(up, client, id=f"{client}-client-{up}-upstream")
          for up in CLIENT_FORMATS for client in CLIENT_FORMATS if up != client]
@@ -294,7 +354,7 @@ def test_an_agent_loop_with_parallel_tools_an_image_and_thinking_completes(
     handler.turns.clear()
     upstream.served.clear()
     thought, answer = AGENTS[client_format](url, stream)
-    failures = [s for s in upstream.served if s.path != PATHS[upstream_format]]
+    failures = [s for s in upstream.served if not s.path.startswith(PATHS[upstream_format])]
     assert not failures
     assert answer == ANSWER
     assert thought == THOUGHT

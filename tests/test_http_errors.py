@@ -16,7 +16,11 @@ from translate.http_errors import HTTP_ERRORS, convert_error, error_for, status_
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
+genai = pytest.importorskip("google.genai")
 pytest.importorskip("uvicorn")
+
+from google.genai import errors as genai_errors  # noqa: E402
+from google.genai import types as genai_types  # noqa: E402
 
 from tests.gateway_support import FakeUpstream, Script  # noqa: E402
 
@@ -132,6 +136,133 @@ def test_openai_status_reaches_the_anthropic_sdk_as_its_own_class(
     assert info.value.response.headers["retry-after-ms"] == "1500"
 
 
+def call_gemini(server: FakeUpstream) -> None:
+    client = genai.Client(api_key="k", http_options=genai_types.HttpOptions(
+        base_url=server.url[:-3], timeout=5000,
+        retry_options=genai_types.HttpRetryOptions(attempts=1)))
+    client.models.generate_content(model="m", contents="hi")
+
+
+def google_error(code: int, status: str, message: str, **extra: Any) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "status": status, **extra}}
+
+
+RETRY_INFO = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "6.5s"}
+
+# (Google status, its name, the OpenAI SDK class and status, the Anthropic SDK class and status)
+FROM_GOOGLE = [
+    (400, "INVALID_ARGUMENT", "BadRequestError", 400, "BadRequestError", 400),
+    (400, "FAILED_PRECONDITION", "BadRequestError", 400, "BadRequestError", 400),
+    (401, "UNAUTHENTICATED", "AuthenticationError", 401, "AuthenticationError", 401),
+    (403, "PERMISSION_DENIED", "PermissionDeniedError", 403, "PermissionDeniedError", 403),
+    (404, "NOT_FOUND", "NotFoundError", 404, "NotFoundError", 404),
+    (429, "RESOURCE_EXHAUSTED", "RateLimitError", 429, "RateLimitError", 429),
+    (500, "INTERNAL", "InternalServerError", 500, "InternalServerError", 500),
+    (503, "UNAVAILABLE", "InternalServerError", 503, "OverloadedError", 529),
+    (504, "DEADLINE_EXCEEDED", "InternalServerError", 504, "InternalServerError", 504),
+]
+
+
+@pytest.mark.parametrize(("status", "name", "openai_cls", "openai_status", "anthropic_cls",
+                          "anthropic_status"), FROM_GOOGLE,
+                         ids=[f"{s}-{n}" for s, n, *_ in FROM_GOOGLE])
+def test_a_google_status_reaches_the_openai_and_anthropic_sdks_as_their_own_class(
+        server: FakeUpstream, status: int, name: str, openai_cls: str, openai_status: int,
+        anthropic_cls: str, anthropic_status: int) -> None:
+    message = f"google says {name}"
+    body = google_error(status, name, message, details=[RETRY_INFO])
+    serve_converted(server, status, body, {}, "gemini", "chat")
+    with pytest.raises(openai.APIStatusError) as info:
+        call_openai(server, "chat")
+    assert type(info.value) is getattr(openai, openai_cls)
+    assert info.value.status_code == openai_status
+    assert info.value.body["message"] == message
+    assert info.value.response.headers["retry-after"] == "7"  # RetryInfo, rounded up
+    serve_converted(server, status, body, {}, "gemini", "messages")
+    with pytest.raises(anthropic.APIStatusError) as caught:
+        call_anthropic(server)
+    assert isinstance(caught.value, getattr(anthropic, anthropic_cls))
+    assert caught.value.status_code == anthropic_status
+    assert caught.value.api_message == message
+
+
+def test_a_gemini_bad_key_400_is_an_authentication_error_for_the_other_sdks(
+        server: FakeUpstream) -> None:
+    body = google_error(400, "INVALID_ARGUMENT", "API key not valid. Please pass a valid API "
+                        "key.", details=[{"@type": "type.googleapis.com/google.rpc.ErrorInfo",
+                                          "reason": "API_KEY_INVALID",
+                                          "domain": "googleapis.com"}])
+    serve_converted(server, 400, body, {}, "gemini", "messages")
+    with pytest.raises(anthropic.AuthenticationError) as info:
+        call_anthropic(server)
+    assert info.value.status_code == 401
+    assert info.value.api_message.startswith("API key not valid")
+
+
+# (upstream format, status, body, google-genai class, code and status the client sees)
+TO_GOOGLE = [
+    ("messages", 400, anthropic_error("invalid_request_error", "m"), "ClientError", 400,
+     "INVALID_ARGUMENT"),
+    ("messages", 401, anthropic_error("authentication_error", "m"), "ClientError", 401,
+     "UNAUTHENTICATED"),
+    ("messages", 402, anthropic_error("billing_error", "m"), "ClientError", 429,
+     "RESOURCE_EXHAUSTED"),
+    ("messages", 403, anthropic_error("permission_error", "m"), "ClientError", 403,
+     "PERMISSION_DENIED"),
+    ("messages", 404, anthropic_error("not_found_error", "m"), "ClientError", 404, "NOT_FOUND"),
+    ("messages", 413, anthropic_error("request_too_large", "m"), "ClientError", 400,
+     "INVALID_ARGUMENT"),
+    ("messages", 429, anthropic_error("rate_limit_error", "m"), "ClientError", 429,
+     "RESOURCE_EXHAUSTED"),
+    ("messages", 500, anthropic_error("api_error", "m"), "ServerError", 500, "INTERNAL"),
+    ("messages", 504, anthropic_error("timeout_error", "m"), "ServerError", 504,
+     "DEADLINE_EXCEEDED"),
+    ("messages", 529, anthropic_error("overloaded_error", "m"), "ServerError", 503,
+     "UNAVAILABLE"),
+    ("messages", 409, anthropic_error("conflict_error", "m"), "ClientError", 409, "ABORTED"),
+    ("chat", 401, openai_error("invalid_request_error", "invalid_api_key", "m"), "ClientError",
+     401, "UNAUTHENTICATED"),
+    ("chat", 429, openai_error("insufficient_quota", "insufficient_quota", "m"), "ClientError",
+     429, "RESOURCE_EXHAUSTED"),
+    ("responses", 429, openai_error("requests", "rate_limit_exceeded", "m"), "ClientError",
+     429, "RESOURCE_EXHAUSTED"),
+    ("chat", 503, openai_error("server_error", None, "m"), "ServerError", 503, "UNAVAILABLE"),
+]
+
+
+@pytest.mark.parametrize(("source", "status", "body", "cls", "code", "name"), TO_GOOGLE,
+                         ids=[f"{src}-{s}" for src, s, *_ in TO_GOOGLE])
+def test_an_openai_or_anthropic_status_reaches_google_genai_as_its_own_class(
+        server: FakeUpstream, source: str, status: int, body: dict[str, Any], cls: str,
+        code: int, name: str) -> None:
+    message = f"{source} says {status}"
+    body["error"]["message"] = message
+    error = serve_converted(server, status, body, {"retry-after": "3"}, source, "gemini")
+    with pytest.raises(genai_errors.APIError) as info:
+        call_gemini(server)
+    assert type(info.value) is getattr(genai_errors, cls)
+    assert (info.value.code, info.value.status, info.value.message) == (code, name, message)
+    assert error.body["error"]["details"] == [
+        {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "3s"}]
+    assert info.value.response.headers["retry-after"] == "3"
+
+
+def test_between_google_formats_the_error_object_passes_unchanged(server: FakeUpstream) -> None:
+    body = google_error(429, "RESOURCE_EXHAUSTED", "quota", details=[RETRY_INFO])
+    error = serve_converted(server, 429, body, {}, "gemini", "gemini")
+    assert error.body == body
+    with pytest.raises(genai_errors.ClientError) as info:
+        call_gemini(server)
+    assert info.value.details == body
+
+
+def test_the_google_column_is_the_gemini_stream_encoders_error_table() -> None:
+    from translate.formats.gemini.wire import IR_TO_ERROR
+
+    assert {kind: row[2] for kind, row in HTTP_ERRORS.items()} == {
+        kind: code for kind, (code, _) in IR_TO_ERROR.items()}
+
+
 def test_between_openai_formats_the_error_object_passes_unchanged(server: FakeUpstream) -> None:
     body = openai_error("invalid_request_error", "context_length_exceeded", "too long")
     body["error"]["param"] = "messages"
@@ -222,12 +353,14 @@ def test_the_status_wins_where_the_body_disagrees() -> None:
 
 def test_every_kind_has_a_status_per_vendor_and_a_body_per_format() -> None:
     for kind in HTTP_ERRORS:
-        for fmt in ("chat", "responses", "images", "messages"):
+        for fmt in ("chat", "responses", "images", "messages", "gemini"):
             error = error_for(fmt, kind, "m")
-            vendor = "anthropic" if fmt == "messages" else "openai"
-            assert error.status == status_for(kind, vendor) >= 400
+            vendor = {"messages": "anthropic", "gemini": "google"}.get(fmt, "openai")
+            assert error.status == status_for(kind, vendor) >= 400  # type: ignore[arg-type]
             inner = error.body["error"]
-            assert inner["message"] == "m" and inner["type"]
+            assert inner["message"] == "m" and inner["type" if fmt != "gemini" else "status"]
+            if fmt == "gemini":
+                assert inner["code"] == error.status
 
 
 def test_a_success_status_is_not_an_error() -> None:

@@ -14,7 +14,9 @@ Theory of operation:
 
 1. The upstream error is read in its vendor's vocabulary into an IR `ErrorKind` and a message:
    Anthropic's `error.type` (`ERROR_TO_IR`), OpenAI's `code`/`type` (`openai_error_kind`, the
-   one OpenAI vocabulary shared with the stream decoders). The status is authoritative and the
+   one OpenAI vocabulary shared with the stream decoders), Google's `error.status` (the gemini
+   stream decoder's `ERROR_TO_IR`; a 400 whose `ErrorInfo` reason is `API_KEY_INVALID` is
+   `authentication`). The status is authoritative and the
    body refines it only where the two agree (`HTTP_ERRORS`): an OpenAI 401 says
    `"type": "invalid_request_error"` and `"code": "invalid_api_key"`, which is
    `authentication`; a 503 whose body just says `server_error` stays `overloaded`.
@@ -22,14 +24,17 @@ Theory of operation:
    when the upstream's status was the kind's status for the upstream's vendor (529 <-> 503 for
    `overloaded`, 402 <-> 429 for `billing`), else the upstream's status unchanged (a 409 or a
    422 keeps its number; both SDKs map any status to a class).
-3. The client's body: between the two OpenAI formats (chat, responses, images) and from
-   Anthropic to Anthropic the provider's error object passes unchanged (its `code`, `param`,
+3. The client's body: between the two OpenAI formats (chat, responses, images), from
+   Anthropic to Anthropic and from Google to Google the provider's error object passes
+   unchanged (its `code`, `param`,
    `details` included); across vendors it is written by the client format's `error_body`, the
    same table its stream encoder uses, with the provider's message kept.
 4. Headers: `retry-after`, `retry-after-ms` and `x-should-retry` (what both SDKs' retry logic
    reads) and the rate-limit headers of both vendors are carried over; on a 429 or 529 without
    `retry-after`, it is derived from the exhausted limit's reset header. The request id
    (`request-id` for Anthropic, `x-request-id` for OpenAI) is given under the client's name.
+   Google's retry hint is a `google.rpc.RetryInfo` detail in the body: read into
+   `retry-after`, and written from it for a gemini client.
 
 A body that is not JSON (an HTML page from a load balancer, say) becomes
 `"upstream returned HTTP 502"`; a short `text/plain` body is quoted, nothing else is.
@@ -43,38 +48,37 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any, Final
 
-from .errors import TranslateError
 from .events import ErrorKind
 from .formats import spec
 from .formats._openai import openai_error_kind
+from .formats._spec import Vendor
 
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
            "request_id_headers", "status_for", "vendor_of"]
 
-Vendor = Literal["anthropic", "openai"]
-
-HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int]]] = {
-    "invalid_request": (400, 400),
-    "authentication": (401, 401),
-    "billing": (402, 429),  # OpenAI answers insufficient_quota with a 429
-    "permission": (403, 403),
-    "not_found": (404, 404),
-    "request_too_large": (413, 413),
-    "rate_limit": (429, 429),
-    "api_error": (500, 500),
-    "timeout": (504, 504),
-    "overloaded": (529, 503),  # 529 is Anthropic's own; OpenAI says 503
-    "truncated": (502, 502),  # the upstream broke off: a bad gateway
-    "bad_input": (502, 502),  # the upstream answered something unreadable
+HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int, int]]] = {
+    "invalid_request": (400, 400, 400),  # Google: INVALID_ARGUMENT
+    "authentication": (401, 401, 401),  # UNAUTHENTICATED (a bad Gemini key: 400, see below)
+    "billing": (402, 429, 429),  # OpenAI and Google answer a spent quota with a 429
+    "permission": (403, 403, 403),  # PERMISSION_DENIED
+    "not_found": (404, 404, 404),  # NOT_FOUND
+    "request_too_large": (413, 413, 400),  # Google: INVALID_ARGUMENT "payload size exceeds"
+    "rate_limit": (429, 429, 429),  # RESOURCE_EXHAUSTED
+    "api_error": (500, 500, 500),  # INTERNAL
+    "timeout": (504, 504, 504),  # DEADLINE_EXCEEDED
+    "overloaded": (529, 503, 503),  # 529 is Anthropic's own; OpenAI and Google say 503
+    "truncated": (502, 502, 500),  # the upstream broke off: a bad gateway (Google: INTERNAL,
+    "bad_input": (502, 502, 500),  # its status vocabulary has no bad gateway)
 }
-"""The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status). The error body's `type`
-per format comes from that format's own error table (`error_body` in
-`formats/*/accumulate.py`), so a status error and a mid-stream error event of the same kind
-say the same thing."""
+"""The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status, Google status). The error
+body's `type` (Google: `status`) per format comes from that format's own error table
+(`error_body` in `formats/*/accumulate.py`), so a status error and a mid-stream error event of
+the same kind say the same thing; the Google column is the gemini stream encoder's
+(`formats/gemini/wire.IR_TO_ERROR`, checked by the tests)."""
 
-_VENDOR_ORDER: Final[tuple[Vendor, Vendor]] = ("anthropic", "openai")
+_VENDOR_ORDER: Final[tuple[Vendor, ...]] = ("anthropic", "openai", "google")
 _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
     # a later row wins a shared status: an OpenAI 429 is rate_limit unless its body says quota
     vendor: {statuses[i]: kind for kind, statuses in HTTP_ERRORS.items()
@@ -82,22 +86,38 @@ _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
     for i, vendor in enumerate(_VENDOR_ORDER)
 }
 _STATUS_KINDS["openai"][402] = "billing"  # OpenRouter's "insufficient credits"
-_STATUS_KINDS["anthropic"][503] = _STATUS_KINDS["openai"][503] = "overloaded"
-_STATUS_KINDS["anthropic"][408] = _STATUS_KINDS["openai"][408] = "timeout"
-_STATUS_KINDS["anthropic"][502] = _STATUS_KINDS["openai"][502] = "api_error"
+_STATUS_KINDS["google"][400] = "invalid_request"  # not request_too_large, which shares it
+_STATUS_KINDS["google"][413] = "request_too_large"  # Google's front end, before the API
+for _vendor in _VENDOR_ORDER:
+    _STATUS_KINDS[_vendor][503] = "overloaded"
+    _STATUS_KINDS[_vendor][408] = "timeout"
+    _STATUS_KINDS[_vendor][502] = "api_error"
+
+_GOOGLE_STATUS: Final[dict[int, str]] = {
+    400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED",
+    404: "NOT_FOUND", 409: "ABORTED", 412: "FAILED_PRECONDITION", 416: "OUT_OF_RANGE",
+    429: "RESOURCE_EXHAUSTED", 499: "CANCELLED", 500: "INTERNAL", 501: "UNIMPLEMENTED",
+    503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+"""HTTP status -> google.rpc code name (google/rpc/code.proto), for a status passed on
+unchanged to a gemini client; others keep the kind's name."""
+
+_GOOGLE_KEY_REASONS: Final = frozenset({"API_KEY_INVALID", "API_KEY_EXPIRED"})
+"""`google.rpc.ErrorInfo` reasons of the 400 INVALID_ARGUMENT that Gemini answers a bad key
+with ("API key not valid"): read as `authentication`, the client's 401."""
+
+_RETRY_INFO: Final = "type.googleapis.com/google.rpc.RetryInfo"
 
 
 
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
     """The format's non-streaming error body (its `FormatSpec.error_body`, written from the
     table its stream encoder uses too)."""
-    write = spec(format).error_body
-    if write is None:
-        raise _not_yet(format)
-    return write(kind, message)
+    return spec(format).error_body(kind, message)
 
 
-_REQUEST_ID: Final[dict[Vendor, str]] = {"anthropic": "request-id", "openai": "x-request-id"}
+_REQUEST_ID: Final[dict[Vendor, str | None]] = {
+    "anthropic": "request-id", "openai": "x-request-id", "google": None}
+"""The header each SDK reads its request id from (google-genai reads none)."""
 
 _PASSED: Final = ("retry-after", "retry-after-ms", "x-should-retry")
 _RATE_LIMIT_PREFIXES: Final = ("x-ratelimit-", "anthropic-ratelimit-")
@@ -123,21 +143,13 @@ class HTTPError:
 
 def status_for(kind: ErrorKind, vendor: Vendor) -> int:
     """The HTTP status of an error kind at a vendor (`HTTP_ERRORS`)."""
-    return HTTP_ERRORS[kind][0 if vendor == "anthropic" else 1]
+    return HTTP_ERRORS[kind][_VENDOR_ORDER.index(vendor)]
 
 
 def vendor_of(format: str) -> Vendor:
-    """`"anthropic"` for messages, `"openai"` for chat, responses and images (the format's
-    `FormatSpec.vendor`)."""
-    vendor = spec(format).vendor
-    if vendor == "google":
-        raise _not_yet(format)
-    return vendor
-
-
-def _not_yet(format: str) -> TranslateError:
-    return TranslateError(f"{format}: HTTP error translation is not available for this "
-                          "format yet", format=format)
+    """`"anthropic"` for messages, `"openai"` for chat, responses and images, `"google"` for
+    gemini (the format's `FormatSpec.vendor`)."""
+    return spec(format).vendor
 
 
 def error_for(target: str, kind: ErrorKind, message: str, *, status: int | None = None,
@@ -146,8 +158,11 @@ def error_for(target: str, kind: ErrorKind, message: str, *, status: int | None 
     target's vendor unless `status` is given."""
     vendor = vendor_of(target)
     code = status if status is not None else status_for(kind, vendor)
-    return HTTPError(status=code, body=_error_body(target, kind, message),
-                     headers=dict(headers or {}), kind=kind, message=message)
+    body = _error_body(target, kind, message)
+    if vendor == "google":
+        body = _google_body(body, code, dict(headers or {}))
+    return HTTPError(status=code, body=body, headers=dict(headers or {}), kind=kind,
+                     message=message)
 
 
 def convert_error(status: int, body: bytes | str | dict[str, Any] | None,
@@ -165,15 +180,69 @@ def convert_error(status: int, body: bytes | str | dict[str, Any] | None,
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
     obj, message = _read_body(body, status, lowered.get("content-type", ""))
     error = _error_object(obj)
-    kind = _kind(status, error, up)
-    client_status = status_for(kind, down) if status == status_for(kind, up) else status
+    kind, own = _kind(status, error, up)
+    client_status = status_for(kind, down) if own else status
+    headers_out = _headers(lowered, status, up, down, now, error)
     if up == down and error is not None and obj is not None:
         out = _same_vendor_body(obj, error, target, kind, message)
     else:
         out = _error_body(target, kind, message)
-    return HTTPError(status=client_status, body=out,
-                     headers=_headers(lowered, status, up, down, now), kind=kind,
+        if down == "google":
+            out = _google_body(out, client_status, headers_out)
+    return HTTPError(status=client_status, body=out, headers=headers_out, kind=kind,
                      message=message)
+
+
+def _google_body(body: dict[str, Any], status: int, headers: Mapping[str, str]
+                 ) -> dict[str, Any]:
+    """A Google error body for the client's status: `code` is the HTTP status (as Google
+    sends it), `status` its google.rpc name, and a retry hint a `RetryInfo` detail."""
+    error = dict(body["error"])
+    if error["code"] != status:
+        error["code"] = status
+        error["status"] = _GOOGLE_STATUS.get(status, error["status"])
+    wait = _retry_seconds(headers)
+    if wait is not None:
+        error["details"] = [{"@type": _RETRY_INFO, "retryDelay": f"{wait}s"}]
+    return {"error": error}
+
+
+def _retry_seconds(headers: Mapping[str, str]) -> int | None:
+    """Whole seconds from `retry-after` (seconds) or `retry-after-ms`; None without either."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            seconds = float(value) * scale
+        except ValueError:
+            continue
+        if math.isfinite(seconds) and 0 <= seconds <= _MAX_RETRY_AFTER:
+            return max(0, math.ceil(seconds))
+    return None
+
+
+def _google_retry_delay(error: dict[str, Any] | None) -> int | None:
+    """Whole seconds of a Google error's `RetryInfo.retryDelay` ("17s", "0.5s"), or None."""
+    details = error.get("details") if error is not None else None
+    for detail in details if isinstance(details, list) else ():
+        if isinstance(detail, dict) and detail.get("@type") == _RETRY_INFO:
+            delay = detail.get("retryDelay")
+            if isinstance(delay, str) and delay.endswith("s"):
+                try:
+                    seconds = float(delay[:-1])
+                except ValueError:
+                    return None
+                if math.isfinite(seconds) and 0 <= seconds <= _MAX_RETRY_AFTER:
+                    return math.ceil(seconds)
+    return None
+
+
+def _google_reasons(error: dict[str, Any]) -> set[str]:
+    """The `google.rpc.ErrorInfo` reasons of a Google error's details."""
+    details = error.get("details")
+    return {d["reason"] for d in details if isinstance(d, dict)
+            and isinstance(d.get("reason"), str)} if isinstance(details, list) else set()
 
 
 def _read_body(body: bytes | str | dict[str, Any] | None, status: int, content_type: str
@@ -217,27 +286,40 @@ def _error_object(obj: dict[str, Any] | None) -> dict[str, Any] | None:
     return obj if "message" in obj or "type" in obj else None
 
 
-def _kind(status: int, error: dict[str, Any] | None, vendor: Vendor) -> ErrorKind:
-    """The status's kind, refined by the body's where the table says they agree."""
+def _kind(status: int, error: dict[str, Any] | None, vendor: Vendor
+          ) -> tuple[ErrorKind, bool]:
+    """The status's kind, refined by the body's where the table says they agree, and whether
+    the status is the kind's own at the vendor (then the client gets its vendor's status)."""
     by_status = _STATUS_KINDS[vendor].get(status) or (
         "api_error" if status >= 500 else "invalid_request")
+    own = status == status_for(by_status, vendor)
     if error is None:
-        return by_status
+        return by_status, own
+    by_body: ErrorKind | None
     if vendor == "anthropic":
         from .formats.messages.wire import ERROR_TO_IR
 
         typ = error.get("type")
-        by_body: ErrorKind | None = ERROR_TO_IR.get(typ) if isinstance(typ, str) else None
+        by_body = ERROR_TO_IR.get(typ) if isinstance(typ, str) else None
+    elif vendor == "google":
+        from .formats.gemini.wire import ERROR_TO_IR as GOOGLE_TO_IR
+
+        if status == 400 and _google_reasons(error) & _GOOGLE_KEY_REASONS:
+            return "authentication", True  # Gemini's answer to a bad key
+        name = error.get("status")
+        by_body = GOOGLE_TO_IR.get(name) if isinstance(name, str) else None
     else:
         by_body = openai_error_kind(error)
     if by_body is not None and status_for(by_body, vendor) == status:
-        return by_body
-    return by_status
+        return by_body, True
+    return by_status, own
 
 
 def _same_vendor_body(obj: dict[str, Any], error: dict[str, Any], target: str,
                       kind: ErrorKind, message: str) -> dict[str, Any]:
     """The provider's own error object, in the envelope of `target`."""
+    if target == "gemini":
+        return obj if obj.get("error") is error else {"error": {**error, "message": message}}
     if target == "messages":
         if obj.get("type") == "error" and obj.get("error") is error:
             return obj
@@ -247,14 +329,16 @@ def _same_vendor_body(obj: dict[str, Any], error: dict[str, Any], target: str,
 
 
 def _headers(upstream: dict[str, str], status: int, up: Vendor, down: Vendor,
-             now: float | None) -> dict[str, str]:
+             now: float | None, error: dict[str, Any] | None = None) -> dict[str, str]:
     out: dict[str, str] = {name: upstream[name] for name in _PASSED if name in upstream}
     for name, value in upstream.items():
         if name.startswith(_RATE_LIMIT_PREFIXES):
             out[name] = value
     out.update(_request_id(upstream, up, down))
-    if status in (429, 529, 503) and "retry-after" not in out and "retry-after-ms" not in out:
-        wait = _reset_seconds(upstream, now)
+    if "retry-after" not in out and "retry-after-ms" not in out:
+        wait = _google_retry_delay(error) if up == "google" else None
+        if wait is None and status in (429, 529, 503):
+            wait = _reset_seconds(upstream, now)
         if wait is not None:
             out["retry-after"] = str(wait)
     return out
@@ -269,8 +353,11 @@ def request_id_headers(headers: Mapping[str, str], *, source: str, target: str
 
 
 def _request_id(upstream: dict[str, str], up: Vendor, down: Vendor) -> dict[str, str]:
-    request_id = upstream.get(_REQUEST_ID[up]) or upstream.get(_REQUEST_ID[down])
-    return {_REQUEST_ID[down]: request_id} if request_id else {}
+    name, theirs = _REQUEST_ID[down], _REQUEST_ID[up]
+    if name is None:
+        return {}
+    request_id = (upstream.get(theirs) if theirs is not None else None) or upstream.get(name)
+    return {name: request_id} if request_id else {}
 
 
 def _reset_seconds(headers: dict[str, str], now: float | None) -> int | None:

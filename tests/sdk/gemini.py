@@ -24,7 +24,7 @@ from translate.formats.gemini.wire import FINISH_TO_STOP, SIGNATURE_FORMAT
 
 from . import Summary, ToolCall
 
-__all__ = ["chunks", "summarize"]
+__all__ = ["chunks", "final", "summarize", "summarize_final"]
 
 
 def chunks(client: httpx.Client) -> list[types.GenerateContentResponse]:
@@ -45,11 +45,27 @@ def summarize(client: httpx.Client) -> Summary:
     return summary
 
 
-def _stream(client: httpx.Client) -> Any:
-    sdk = genai.Client(api_key="x", http_options=types.HttpOptions(
+def final(client: httpx.Client) -> types.GenerateContentResponse:
+    """What the SDK's non-streaming path (`generate_content`) reads from the JSON body `client`
+    serves: its own parse (unknown fields dropped for forward compatibility, then the types)."""
+    return _sdk(client).models.generate_content(model="m", contents="hi")
+
+
+def summarize_final(client: httpx.Client) -> Summary:
+    """`summarize` for a final object: the one response folded like a stream of one chunk."""
+    summary = Summary()
+    fold([final(client)], summary)
+    return summary
+
+
+def _sdk(client: httpx.Client) -> genai.Client:
+    return genai.Client(api_key="x", http_options=types.HttpOptions(
         base_url="http://test", httpx_client=client,
         retry_options=types.HttpRetryOptions(attempts=1)))
-    return sdk.models.generate_content_stream(model="m", contents="hi")
+
+
+def _stream(client: httpx.Client) -> Any:
+    return _sdk(client).models.generate_content_stream(model="m", contents="hi")
 
 
 def fold(got: list[types.GenerateContentResponse], summary: Summary) -> None:

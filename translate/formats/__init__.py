@@ -3,8 +3,8 @@
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
 `gemini/`) with the same files: `__init__.py` (its decoder and encoder classes), `wire.py`
 (mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
-`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images); gemini has
-no final-object side yet. The package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
+`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images). The
+package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
 imports a format the first time it is asked for.
 """
 
@@ -62,28 +62,16 @@ def encoder_class(format: str) -> type[Encoder]:
     return spec(format).encoder
 
 
-def _no_final_object(format: str) -> TranslateError:
-    return TranslateError(f"{format}: final objects (collect, replay, convert_object) are "
-                          "not available for this format yet; convert the stream instead",
-                          format=format)
-
-
 def accumulator_class(format: str) -> type[Accumulator]:
     """The accumulator class of a format (`"chat"` -> `ChatAccumulator`), which builds the
     format's final object from IR events (`translate.collect`)."""
-    cls = spec(format).accumulator
-    if cls is None:
-        raise _no_final_object(format)
-    return cls
+    return spec(format).accumulator
 
 
 def unfold_function(format: str) -> Callable[..., Iterator[Event]]:
     """The function that unfolds a final object of a format into IR events
     (`translate.replay`)."""
-    unfold = spec(format).unfold
-    if unfold is None:
-        raise _no_final_object(format)
-    return unfold
+    return spec(format).unfold
 
 
 def get_decoder(format: str, **options: Any) -> Decoder:

@@ -61,11 +61,11 @@ class FormatSpec:
     """Its stream decoder (wire -> IR)."""
     encoder: type[Encoder]
     """Its stream encoder (IR -> wire)."""
-    accumulator: type[Accumulator] | None
-    """IR -> its final (non-streaming) object, for `collect`; None where there is none yet."""
-    unfold: Callable[..., Iterator[Event]] | None
-    """Its final object -> IR, for `replay` and `convert_object`; None where there is none."""
-    error_body: Callable[[ErrorKind, str], dict[str, Any]] | None
+    accumulator: type[Accumulator]
+    """IR -> its final (non-streaming) object, for `collect`."""
+    unfold: Callable[..., Iterator[Event]]
+    """Its final object -> IR, for `replay` and `convert_object`."""
+    error_body: Callable[[ErrorKind, str], dict[str, Any]]
     """Its non-streaming (HTTP) error body for an IR error kind and a message."""
     request: RequestCodec | None
     """Its request body reader and writer; None for a format without requests (images)."""

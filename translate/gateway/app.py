@@ -1,10 +1,18 @@
-"""The gateway's routes: three client APIs in front of one upstream of any of the three formats.
+"""The gateway's routes: four client APIs in front of one upstream of any of the four formats.
 
     POST /v1/chat/completions     OpenAI Chat Completions clients
     POST /v1/responses            OpenAI Responses clients
     POST /v1/messages             Anthropic Messages clients
+    POST /v1beta/models/{model}:generateContent          Gemini clients (google-genai),
+    POST /v1beta/models/{model}:streamGenerateContent    streaming with ?alt=sse (also /v1/...)
     POST /v1/messages/count_tokens   relayed when the upstream speaks messages
     GET  /v1/models               the upstream's model list, in the client's shape
+    GET  /v1beta/models           the same, for Gemini clients
+
+A Gemini client names the model and whether it streams in the URL, not the body: they go to
+`convert_request` as `model=` and `stream=`, and a gemini upstream's URL is built from
+`RequestConversion.model` and `.stream`. A Gemini stream without `?alt=sse` (a JSON array, which
+google-genai never asks for) is refused with a 400 saying so.
 
 Per request: check the client's key (when one is configured); translate the request body from
 the client's format to the upstream's (`translate.request.convert_request`; the model name
@@ -93,7 +101,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                ) -> Starlette:
     """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
     `transport` replaces the network (tests, `--demo`)."""
-    base = settings.upstream_url.rstrip("/")
+    base = settings.base_url
     source = settings.upstream_format
     state: dict[str, httpx.AsyncClient] = {}
 
@@ -149,7 +157,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         async def answer(request: Request) -> Response | EventStream:
             target = client if isinstance(client, str) else client(request)
             try:
-                if not client_key_ok(settings, request.headers):
+                if not client_key_ok(settings, request.headers, request.query_params):
                     raise _refuse(target, "authentication", "invalid or missing API key for "
                                   "this gateway")
                 return await handler(request)
@@ -164,20 +172,31 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
     def relay(target: RequestFormat) -> Handler:
         async def handle(request: Request) -> Response | EventStream:
+            url_model: str | None = None
+            url_stream: bool | None = None
+            if target == "gemini":  # the model and the method are in the path
+                url_model, url_stream = _gemini_call(request)
+                url_model = settings.upstream_model(url_model)
             body = await _read_json(request, target, settings.max_body_bytes)
             model = body.get("model")
-            if isinstance(model, str):
+            if isinstance(model, str) and target != "gemini":
                 body = {**body, "model": settings.upstream_model(model)}
             extra: dict[str, str] = {}
             tool_names: dict[str, str] = {}
             if target == source:
-                upstream_body, streaming = body, body.get("stream") is True
+                upstream_body = body
+                streaming = url_stream if url_stream is not None else body.get("stream") is True
+                up_model = url_model
             else:
-                upstream_body, streaming, extra, tool_names = _translate(body, target, source,
-                                                                         settings, request)
+                upstream_body, streaming, extra, tool_names, up_model = _translate(
+                    body, target, source, settings, request, url_model, url_stream)
+            if source == "gemini" and not up_model:
+                raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
+                              "the request names none")
             upstream = await send(target, state["client"].build_request(
-                "POST", base + PATHS[source], json=upstream_body,
-                headers=upstream_headers(settings, request.headers, extra=extra)))
+                "POST", settings.endpoint(up_model, streaming), json=upstream_body,
+                headers=upstream_headers(settings, request.headers, extra=extra,
+                                         query=request.query_params)))
             await check_status(target, upstream)
             ids = request_id_headers(upstream.headers, source=source, target=target)
             options: dict[str, Any] = {"tool_names": tool_names} if tool_names else {}
@@ -217,15 +236,20 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
     async def models(request: Request) -> Response:
         target = _models_client(request)
         upstream = await send(target, state["client"].build_request(
-            "GET", base + "/models", headers=upstream_headers(settings, request.headers,
-                                                              json=False)))
+            "GET", base + "/models", headers=upstream_headers(
+                settings, request.headers, json=False, query=request.query_params)))
         await check_status(target, upstream)
         try:
             raw = await _read_capped(upstream, settings.max_body_bytes, target)
         finally:
             await upstream.aclose()
         try:
-            listed = [m["id"] for m in json.loads(raw)["data"] if isinstance(m.get("id"), str)]
+            if source == "gemini":  # {"models": [{"name": "models/gemini-2.5-flash", ...}]}
+                listed = [m["name"].removeprefix("models/") for m in json.loads(raw)["models"]
+                          if isinstance(m.get("name"), str)]
+            else:
+                listed = [m["id"] for m in json.loads(raw)["data"]
+                          if isinstance(m.get("id"), str)]
         except (ValueError, KeyError, TypeError, AttributeError):
             raise _refuse(target, "bad_input", "the upstream's model list is not readable",
                           status=502) from None
@@ -241,9 +265,13 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
     routes = [Route("/v1" + PATHS[fmt], guarded(fmt, relay(fmt)), methods=["POST"])
               for fmt in PATHS]
+    gemini = guarded("gemini", relay("gemini"))
+    routes += [Route(f"/{version}/models/{{call:path}}", gemini, methods=["POST"])
+               for version in ("v1beta", "v1")]
     routes.append(Route("/v1/messages/count_tokens", guarded("messages", count_tokens),
                         methods=["POST"]))
     routes.append(Route("/v1/models", guarded(_models_client, models), methods=["GET"]))
+    routes.append(Route("/v1beta/models", guarded("gemini", models), methods=["GET"]))
     return Starlette(routes=routes, lifespan=lifespan,
                      exception_handlers={404: not_found, 405: not_found})
 
@@ -293,25 +321,44 @@ async def _read_json(request: Request, target: RequestFormat, limit: int) -> dic
     return body
 
 
+def _gemini_call(request: Request) -> tuple[str, bool]:
+    """A Gemini route's model and whether it streams, from `models/{model}:{method}`."""
+    call = request.path_params["call"]
+    model, _, method = call.rpartition(":")
+    if method not in ("generateContent", "streamGenerateContent") or not model or "/" in model:
+        raise _refuse("gemini", "not_found", f"no route for POST {request.url.path} on this "
+                      "gateway (it serves models/{model}:generateContent and "
+                      ":streamGenerateContent)")
+    stream = method == "streamGenerateContent"
+    if stream and request.query_params.get("alt") != "sse":
+        raise _refuse("gemini", "invalid_request", "this gateway streams Gemini answers only as "
+                      "server-sent events: add ?alt=sse (the JSON-array stream is not "
+                      "supported)")
+    return model, stream
+
+
 def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFormat,
-               settings: Settings,
-               request: Request) -> tuple[dict[str, Any], bool, dict[str, str], dict[str, str]]:
+               settings: Settings, request: Request, model: str | None = None,
+               stream: bool | None = None
+               ) -> tuple[dict[str, Any], bool, dict[str, str], dict[str, str], str | None]:
     """The upstream's request body, whether it streams, the headers request translation asks
-    for, and the tool names to map back (upstream name -> client name)."""
+    for, the tool names to map back (upstream name -> client name) and the model (for a
+    gemini upstream's URL). `model` and `stream` are a gemini client's, from its URL."""
     from ..request import convert_request
 
     provider = {k: v for k, v in request.headers.items()
                 if k in ("anthropic-version", "anthropic-beta")}
     try:
         conversion = convert_request(body, source=client, target=upstream,
-                                     lenient=settings.lenient, headers=provider)
+                                     lenient=settings.lenient, headers=provider,
+                                     model=model, stream=stream)
     except TranslateError as exc:
         raise _refuse(client, "invalid_request", exc.message) from None
     for loss in conversion.report.entries:
         log.info("request %s -> %s dropped %s x%d: %s", client, upstream, loss.what,
                  loss.count, loss.detail)
     return (conversion.body, conversion.stream, dict(conversion.headers),
-            dict(conversion.tool_names))
+            dict(conversion.tool_names), conversion.model)
 
 
 async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,
@@ -356,8 +403,12 @@ def _log_losses(source: RequestFormat, target: RequestFormat,
 
 def _models_client(request: Request) -> RequestFormat:
     """Which SDK is asking, for routes every SDK shares: Anthropic's sends `anthropic-version`
-    (and `x-api-key`), OpenAI's neither."""
+    (and `x-api-key`), google-genai `x-goog-api-key` (or `?key=`) and uses `/v1beta`, OpenAI's
+    none of these."""
     headers = request.headers
+    if ("x-goog-api-key" in headers or "key" in request.query_params
+            or request.url.path.startswith("/v1beta/")):
+        return "gemini"
     return "messages" if "anthropic-version" in headers or "x-api-key" in headers else "chat"
 
 
@@ -366,6 +417,10 @@ def _is_glob(name: str) -> bool:
 
 
 def _model_list(target: RequestFormat, ids: list[str]) -> dict[str, Any]:
+    if target == "gemini":
+        methods = ["generateContent", "streamGenerateContent"]
+        return {"models": [{"name": f"models/{i}", "displayName": i,
+                            "supportedGenerationMethods": methods} for i in ids]}
     if vendor_of(target) == "anthropic":
         data = [{"type": "model", "id": i, "display_name": i,
                  "created_at": "1970-01-01T00:00:00Z"} for i in ids]

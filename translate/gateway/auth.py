@@ -1,11 +1,12 @@
 """Credentials and provider headers, per side.
 
 A client authenticates the way its SDK does: Anthropic clients send `x-api-key`, OpenAI clients
-`Authorization: Bearer`. The upstream gets the header *it* expects, with the gateway's upstream
-key; the client's own key is passed on only when `Settings.pass_client_key` says so (a key for
-one provider is never sent to another by accident). `anthropic-version` and `anthropic-beta` go to
-a messages upstream (the client's, else our default version); request translation decides what
-the other upstreams get for them.
+`Authorization: Bearer`, Gemini clients `x-goog-api-key` (or `?key=` in the URL). The upstream
+gets the header *it* expects (`x-goog-api-key` for gemini), with the gateway's upstream key;
+the client's own key is passed on only when `Settings.pass_client_key` says so (a key for one
+provider is never sent to another by accident), and never in the upstream's URL.
+`anthropic-version` and `anthropic-beta` go to a messages upstream (the client's, else our
+default version); request translation decides what the other upstreams get for them.
 """
 
 from __future__ import annotations
@@ -18,32 +19,37 @@ from .settings import Settings
 __all__ = ["client_key", "client_key_ok", "upstream_headers"]
 
 
-def client_key(headers: Mapping[str, str]) -> str | None:
-    """The key a client sent, from `x-api-key` or `Authorization: Bearer ...`."""
-    key = headers.get("x-api-key")
+def client_key(headers: Mapping[str, str], query: Mapping[str, str] | None = None
+               ) -> str | None:
+    """The key a client sent, from `x-api-key`, `Authorization: Bearer ...`,
+    `x-goog-api-key` or the URL's `?key=` (`query`)."""
+    key = headers.get("x-api-key") or headers.get("x-goog-api-key")
     if key:
         return key
     auth = headers.get("authorization", "")
     if auth[:7].lower() == "bearer ":
         return auth[7:].strip() or None
+    if query is not None:
+        return query.get("key") or None
     return None
 
 
-def client_key_ok(settings: Settings, headers: Mapping[str, str]) -> bool:
+def client_key_ok(settings: Settings, headers: Mapping[str, str],
+                  query: Mapping[str, str] | None = None) -> bool:
     """True when no client key is configured, or the client sent it."""
     if settings.client_key is None:
         return True
-    sent = client_key(headers)
+    sent = client_key(headers, query)
     return sent is not None and hmac.compare_digest(sent.encode(), settings.client_key.encode())
 
 
 def upstream_headers(settings: Settings, client: Mapping[str, str], *,
-                     extra: Mapping[str, str] | None = None, json: bool = True
-                     ) -> dict[str, str]:
+                     extra: Mapping[str, str] | None = None, json: bool = True,
+                     query: Mapping[str, str] | None = None) -> dict[str, str]:
     """The headers of one upstream request: auth in the upstream's style, provider headers."""
     key = settings.api_key
     if key is None and settings.pass_client_key:
-        key = client_key(client)
+        key = client_key(client, query)
     headers = dict(settings.extra_headers)
     if json:
         headers["content-type"] = "application/json"
@@ -54,6 +60,9 @@ def upstream_headers(settings: Settings, client: Mapping[str, str], *,
             headers["anthropic-beta"] = beta
         if key:
             headers["x-api-key"] = key
+    elif settings.upstream_format == "gemini":
+        if key:
+            headers["x-goog-api-key"] = key
     elif key:
         headers["authorization"] = f"Bearer {key}"
     for name, value in (extra or {}).items():

@@ -16,7 +16,7 @@ import logging
 import os
 from collections.abc import Mapping, Sequence
 
-from .settings import PATHS, Settings
+from .settings import CLIENT_FORMATS, Settings
 
 __all__ = ["main", "parser", "settings_from_args"]
 
@@ -31,12 +31,15 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="stream-translate serve",
-        description="Serve /v1/chat/completions, /v1/responses and /v1/messages in front of "
-        "one upstream of any of those formats, translating requests, streams, final objects "
-        "and errors.")
+        description="Serve /v1/chat/completions, /v1/responses, /v1/messages and Gemini's "
+        "/v1beta/models/{model}:generateContent / :streamGenerateContent in front of one "
+        "upstream of any of those formats, translating requests, streams, final objects and "
+        "errors.")
     p.add_argument("--upstream-url", default=default("upstream-url"), metavar="URL",
-                   help="the upstream's base URL including /v1 (e.g. https://api.openai.com/v1)")
-    p.add_argument("--upstream-format", default=default("upstream-format"), choices=list(PATHS),
+                   help="the upstream's base URL including /v1 (e.g. https://api.openai.com/v1); "
+                   "for gemini https://generativelanguage.googleapis.com (/v1beta is added)")
+    p.add_argument("--upstream-format", default=default("upstream-format"),
+                   choices=list(CLIENT_FORMATS),
                    help="what the upstream speaks")
     p.add_argument("--upstream-api-key", default=default("upstream-api-key"), metavar="KEY",
                    help="the key sent to the upstream, in the header it expects")
@@ -44,7 +47,8 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                    default=default("pass-client-key", "") not in ("", "0"),
                    help="without --upstream-api-key: send the client's own key to the upstream")
     p.add_argument("--client-key", default=default("client-key"), metavar="KEY",
-                   help="clients must present this key (x-api-key or Authorization: Bearer)")
+                   help="clients must present this key (x-api-key, Authorization: Bearer or "
+                   "x-goog-api-key)")
     p.add_argument("--model-map", action="append", default=[], metavar="CLIENT=UPSTREAM",
                    help="rename a model (repeatable); CLIENT may be a glob, e.g. 'claude-*=gpt-4o'")
     p.add_argument("--host", default=default("host", "127.0.0.1"),
@@ -121,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if args.demo not in examples():
             p.error(f"unknown example {args.demo!r}; one of: {', '.join(examples())}")
-        if args.upstream_format not in PATHS:
+        if args.upstream_format not in CLIENT_FORMATS:
             p.error(f"--demo needs a chat, responses or messages example, not {args.demo!r}")
         transport = demo_transport(args.demo)
     logging.basicConfig(level=args.log_level.upper(),

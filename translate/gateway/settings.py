@@ -13,14 +13,26 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from ..request import RequestFormat
 
-__all__ = ["CLIENT_FORMATS", "PATHS", "Settings"]
+__all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "Settings", "gemini_path"]
 
 PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
-"""Where each format lives, relative to a base URL ending in `/v1`."""
+"""Where each format with a fixed path lives, relative to a base URL ending in `/v1`; gemini's
+path names the model and the method (`gemini_path`)."""
 
-CLIENT_FORMATS: Final = tuple(PATHS)
+CLIENT_FORMATS: Final[tuple[RequestFormat, ...]] = (*PATHS, "gemini")
 """The formats the gateway serves and can relay to."""
+
+GEMINI_VERSIONS: Final = ("v1beta", "v1", "v1alpha")
+"""The Gemini API versions a gemini upstream URL may end with (else `/v1beta` is added)."""
+
+
+def gemini_path(model: str, stream: bool) -> str:
+    """A Gemini call's path after the version: `/models/{model}:streamGenerateContent?alt=sse`
+    or `/models/{model}:generateContent` (a model given as `models/...` keeps one prefix)."""
+    model = model.removeprefix("models/")
+    return (f"/models/{model}:streamGenerateContent?alt=sse" if stream
+            else f"/models/{model}:generateContent")
 
 
 @dataclass(frozen=True)
@@ -28,11 +40,14 @@ class Settings:
     """The one upstream this gateway relays to, and its limits."""
 
     upstream_url: str
-    """Base URL including the version, e.g. `https://api.openai.com/v1`."""
+    """Base URL including the version, e.g. `https://api.openai.com/v1`; for gemini the host
+    (`https://generativelanguage.googleapis.com`, then `/v1beta` is added) or with its
+    version."""
     upstream_format: RequestFormat
-    """`chat`, `responses` or `messages`: what the upstream speaks."""
+    """`chat`, `responses`, `messages` or `gemini`: what the upstream speaks."""
     api_key: str | None = None
-    """The key sent to the upstream (`Authorization: Bearer` or `x-api-key`, as it expects)."""
+    """The key sent to the upstream (`Authorization: Bearer`, `x-api-key` or
+    `x-goog-api-key`, as it expects)."""
     pass_client_key: bool = False
     """Without `api_key`: send the client's own key to the upstream. Off by default, so a key
     meant for one provider never reaches another unless you say so."""
@@ -65,8 +80,8 @@ class Settings:
     """Sent to the upstream with every request (e.g. an organisation header)."""
 
     def __post_init__(self) -> None:
-        if self.upstream_format not in PATHS:
-            raise ValueError(f"upstream format must be one of {', '.join(PATHS)}, "
+        if self.upstream_format not in CLIENT_FORMATS:
+            raise ValueError(f"upstream format must be one of {', '.join(CLIENT_FORMATS)}, "
                              f"not {self.upstream_format!r}")
         if not self.upstream_url.startswith(("http://", "https://")):
             raise ValueError(f"upstream URL must start with http:// or https://, "
@@ -79,6 +94,21 @@ class Settings:
             # the client's key would be the gateway's own, sent to the provider as its key
             raise ValueError("pass_client_key with client_key needs api_key: the key clients "
                              "present to this gateway must not be sent to the upstream")
+
+    @property
+    def base_url(self) -> str:
+        """The upstream URL without a trailing `/`; for gemini with its API version."""
+        base = self.upstream_url.rstrip("/")
+        if self.upstream_format == "gemini" and base.rsplit("/", 1)[-1] not in GEMINI_VERSIONS:
+            base += "/v1beta"
+        return base
+
+    def endpoint(self, model: str | None, stream: bool) -> str:
+        """The URL of one call to the upstream (for gemini the model and the method are in the
+        path; a gemini call without a model is refused by the caller)."""
+        if self.upstream_format == "gemini":
+            return self.base_url + gemini_path(model or "", stream)
+        return self.base_url + PATHS[self.upstream_format]
 
     def upstream_model(self, model: str) -> str:
         """The upstream's name for a client's model (`model_map`; unchanged when none fits)."""

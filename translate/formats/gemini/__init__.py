@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from .._spec import FormatSpec
 from . import request
+from .accumulate import GeminiAccumulator, error_body
 from .decode import GeminiDecoder
 from .encode import GeminiEncoder
+from .unfold import unfold
 
 __all__ = ["SPEC", "GeminiDecoder", "GeminiEncoder"]
 
 SPEC = FormatSpec(
     name="gemini", vendor="google", decoder=GeminiDecoder, encoder=GeminiEncoder,
-    accumulator=None, unfold=None, error_body=None, request=request)
+    accumulator=GeminiAccumulator, unfold=unfold, error_body=error_body, request=request)

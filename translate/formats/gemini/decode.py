@@ -31,7 +31,9 @@ non-blank byte `[` tells the form).
   the `Stop`, the `Error`, the truncation or bad input (a `Usage` per chunk made a gemini
   source twice as slow as the others in bench/run.py, for figures the targets overwrite).
 - `finishReason` on the selected candidate closes its blocks and gives `Stop` after the chunk's
-  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`). A
+  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`);
+  `STOP` after function calls is `tool_use` (`raw_reason` keeps `STOP`), so every target says
+  that the model waits for its tools (a chat client's `finish_reason: tool_calls`). A
   blocked prompt (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)`.
   Usage after the finish is still emitted; content for the candidate is bad input.
 - `{"error": {code, message, status}}` in the stream (after HTTP 200) is an `Error`.
@@ -128,8 +130,13 @@ class GeminiDecoder(Decoder):
         strict: bool = False,
         max_event_size: int = DEFAULT_MAX_EVENT_SIZE,
         report: LossReport | None = None,
+        keep_envelope: bool = False,
     ) -> None:
-        super().__init__(strict=strict, max_event_size=max_event_size, report=report)
+        # keep_envelope (collect's same-format flag) keeps only a blocked prompt's
+        # promptFeedback (`Stop.envelope`); what else the IR does not carry of a chunk
+        # (safety ratings, grounding metadata) is in the loss report
+        super().__init__(strict=strict, max_event_size=max_event_size, report=report,
+                         keep_envelope=keep_envelope)
         self.candidate = candidate
         self._state = _State.IDLE
         self._array: _ArrayReader | None = None  # the JSON-array body form, once detected
@@ -301,7 +308,8 @@ class GeminiDecoder(Decoder):
             return None
         self._close_all(out)
         self._state = _State.DONE
-        return Stop(reason="content_filter", raw_reason=reason)
+        return Stop(reason="content_filter", raw_reason=reason,
+                    envelope={"promptFeedback": feedback} if self.keep_envelope else None)
 
     def _finish(self, raw_reason: str, out: list[Event]) -> Stop:
         reason = FINISH_TO_STOP.get(raw_reason)
@@ -314,6 +322,8 @@ class GeminiDecoder(Decoder):
         elif raw_reason in LOSSY_FINISH:
             self.report.add("decode", self.format, "stop_reason",
                             f"finishReason {raw_reason} has no IR equivalent: end_turn")
+        elif raw_reason == "STOP" and self._calls:
+            reason = "tool_use"  # Gemini says STOP after function calls; the IR says why
         self._close_all(out)
         self._state = _State.DONE
         return Stop(reason=reason, raw_reason=raw_reason)

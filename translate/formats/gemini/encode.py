@@ -57,11 +57,14 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
+from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder, json_type
 from .wire import FINISH_TO_STOP, GEMINI_FAMILY, IR_TO_ERROR, STOP_TO_FINISH, usage_from_ir
 
-__all__ = ["GeminiEncoder"]
+__all__ = ["GeminiEncoder", "call_part", "carries_redacted", "carries_signature",
+           "error_payload", "finish_reason", "image_part", "opaque_part", "report_citation",
+           "report_image_partial", "report_refusal", "usage_json"]
 
 _LOSSY_STOP = {"stop_sequence": ("stop_sequence", "stop sequence not kept"),
                "pause_turn": ("stop_reason", "pause_turn has no Gemini finish reason: STOP"),
@@ -147,23 +150,18 @@ class GeminiEncoder(Encoder):
                               format=self.format)
         kind = event.kind
         if kind == "redacted_thinking":
-            if not (event.provider or "").startswith(GEMINI_FAMILY):
-                self.report.add("encode", self.format, "redacted_thinking",
-                                f"encrypted reasoning for {event.provider} is not Gemini's")
+            if not carries_redacted(event, self.report):
                 return b""
             out = self._flush_signature()  # two signatures in a row: the first stands alone
             self._signature = event.data or None
             return out
         self._blocks[event.index] = _Block(event)
         if kind == "refusal":
-            self.report.add("encode", self.format, "refusal_channel",
-                            "a refusal is written as ordinary text")
+            report_refusal(self.report)
         elif kind == "opaque":
-            if self._same and event.raw is not None:
-                return self._chunk([event.raw])
-            name = (event.raw or {}).get("type", "?")
-            self.report.add("encode", self.format, "opaque_block",
-                            f"a {name} block from another format has no gemini form")
+            part = opaque_part(event, self._same, self.report)
+            if part is not None:
+                return self._chunk([part])
         return b""
 
     def _write_block_end(self, event: BlockEnd) -> bytes:
@@ -196,9 +194,7 @@ class GeminiEncoder(Encoder):
 
     def _write_signature(self, event: SignatureDelta) -> bytes:
         self._check_block(event)
-        if not event.provider.startswith(GEMINI_FAMILY):
-            self.report.add("encode", self.format, "signature",
-                            f"a {event.provider} signature cannot be verified by Gemini")
+        if not carries_signature(event, self.report):
             return b""
         return self._chunk([{"text": "", "thought": True, "thoughtSignature": event.signature}],
                            sign=False)
@@ -213,30 +209,18 @@ class GeminiEncoder(Encoder):
 
     def _write_citation(self, event: Citation) -> bytes:
         self._check_block(event)
-        self.report.add("encode", self.format, "citation",
-                        "citations have no place in a gemini stream")
+        report_citation(self.report)
         return b""
 
     def _write_image_partial(self, event: ImagePartial) -> bytes:
         self._check_block(event)
-        self.report.add("encode", self.format, "image_partial",
-                        "gemini streams no partial images: only the final one is written")
+        report_image_partial(self.report)
         return b""
 
     def _write_image_done(self, event: ImageDone) -> bytes:
         self._check_block(event)
-        if event.b64 is None:
-            self.report.add("encode", self.format, "image",
-                            "an image whose data the source did not stream")
-            return b""
-        try:  # google-genai decodes the data: what is not base64 makes its client fail
-            base64.b64decode(event.b64, validate=True)
-        except (binascii.Error, ValueError):
-            self.report.add("encode", self.format, "image",
-                            "image data that is not base64 has no inlineData form")
-            return b""
-        mime = f"image/{event.output_format or 'png'}"
-        return self._chunk([{"inlineData": {"mimeType": mime, "data": event.b64}}])
+        part = image_part(event, self.report)
+        return b"" if part is None else self._chunk([part])
 
     def _write_usage(self, event: Usage) -> bytes:
         if self._state is _State.IDLE:
@@ -257,14 +241,7 @@ class GeminiEncoder(Encoder):
             if block.start.kind == "tool_call":
                 parts.append(self._call_part(block))
         self._blocks.clear()
-        raw = event.raw_reason
-        if self._same and raw is not None and raw in FINISH_TO_STOP:
-            finish = raw
-        else:
-            finish = STOP_TO_FINISH[event.reason]
-            lossy = _LOSSY_STOP.get(event.reason)
-            if lossy is not None:
-                self.report.add("encode", self.format, lossy[0], lossy[1])
+        finish = finish_reason(event, self._same, self.report)
         if not parts:
             parts.append({"text": ""})  # a pending signature goes on it
         out = self._chunk(parts, finish=finish, usage=True)
@@ -309,31 +286,10 @@ class GeminiEncoder(Encoder):
         return self._chunk([{"text": ""}])
 
     def _call_part(self, block: _Block) -> dict[str, Any]:
-        start = block.start
-        text = "".join(block.args)
-        args: Any = {}
-        if text.strip():
-            try:
-                args = from_json(text)
-            except ValueError:
-                args = _partial(text)
-                self.report.add("encode", self.format, "tool_args",
-                                "cut-off function call arguments written as far as they parse")
-        if type(args) is not dict:
-            raise EncodeError(f"gemini: function call arguments must be a JSON object, got "
-                              f"{json_type(args)}", format=self.format)
-        call: dict[str, Any] = {"name": start.name or "", "args": args}
-        if start.id:
-            call["id"] = start.id
-        return {"functionCall": call}
+        return call_part(block.start, block.args, self.report)
 
     def _usage_json(self, usage: Usage) -> dict[str, Any]:
-        if self._same and usage.raw is not None:
-            return usage.raw
-        if usage.cache_write_tokens:
-            self.report.add("encode", self.format, "cache_write",
-                            "gemini has no field for cache writes (they stay in the prompt count)")
-        return usage_from_ir(usage)
+        return usage_json(usage, self._same, self.report)
 
     def _fail_stream(self, error: Error) -> bytes:
         self._blocks.clear()  # a call cut off by the error is not written
@@ -343,12 +299,7 @@ class GeminiEncoder(Encoder):
             out = frame(None, self._dumps({"usageMetadata": self._usage_json(self._usage),
                                            **self._ids}))
         self._state = _State.DONE
-        raw = error.raw
-        if self._same and raw is not None and type(raw.get("error")) is dict:
-            return out + frame(None, self._dumps(raw))
-        code, status = IR_TO_ERROR[error.kind]
-        return out + frame(None, self._dumps({"error": {"code": code, "message": error.message,
-                                                        "status": status}}))
+        return out + frame(None, self._dumps(error_payload(error, self._same)))
 
     # -- checks ---------------------------------------------------------------------------------
 
@@ -365,6 +316,119 @@ class GeminiEncoder(Encoder):
                 f"gemini: {type(event).__name__} for block {event.index}, which is not open",
                 format=self.format)
         return block
+
+
+# -- the mappings, shared with the accumulator (`accumulate.py`) --------------------------------
+
+
+def finish_reason(stop: Stop, same: bool, report: LossReport) -> str:
+    """The `finishReason` of a `Stop`: a gemini source's own value, else `STOP_TO_FINISH`
+    (what Gemini cannot say is reported)."""
+    raw = stop.raw_reason
+    if same and raw is not None and raw in FINISH_TO_STOP:
+        return raw
+    lossy = _LOSSY_STOP.get(stop.reason)
+    if lossy is not None:
+        report.add("encode", "gemini", lossy[0], lossy[1])
+    return STOP_TO_FINISH[stop.reason]
+
+
+def usage_json(usage: Usage, same: bool, report: LossReport) -> dict[str, Any]:
+    """`usageMetadata` for an IR `Usage`: a gemini source's raw object, else
+    `wire.usage_from_ir` (cache writes, which Gemini has no field for, are reported)."""
+    if same and usage.raw is not None:
+        return usage.raw
+    if usage.cache_write_tokens:
+        report.add("encode", "gemini", "cache_write",
+                   "gemini has no field for cache writes (they stay in the prompt count)")
+    return usage_from_ir(usage)
+
+
+def error_payload(error: Error, same: bool) -> dict[str, Any]:
+    """`{"error": {code, message, status}}` for an IR `Error` (`wire.IR_TO_ERROR`; a gemini
+    source's own error object as sent)."""
+    raw = error.raw
+    if same and raw is not None and type(raw.get("error")) is dict:
+        return raw
+    code, status = IR_TO_ERROR[error.kind]
+    return {"error": {"code": code, "message": error.message, "status": status}}
+
+
+def call_part(start: BlockStart, fragments: list[str], report: LossReport) -> dict[str, Any]:
+    """The `functionCall` part of a tool call block from its argument fragments: cut-off
+    arguments are parsed as far as they go (reported), arguments that are not an object raise."""
+    text = "".join(fragments)
+    args: Any = {}
+    if text.strip():
+        try:
+            args = from_json(text)
+        except ValueError:
+            args = _partial(text)
+            report.add("encode", "gemini", "tool_args",
+                       "cut-off function call arguments written as far as they parse")
+    if type(args) is not dict:
+        raise EncodeError(f"gemini: function call arguments must be a JSON object, got "
+                          f"{json_type(args)}", format="gemini")
+    call: dict[str, Any] = {"name": start.name or "", "args": args}
+    if start.id:
+        call["id"] = start.id
+    return {"functionCall": call}
+
+
+def image_part(event: ImageDone, report: LossReport) -> dict[str, Any] | None:
+    """The `inlineData` part of a final image, or None (reported) without base64 data."""
+    if event.b64 is None:
+        report.add("encode", "gemini", "image", "an image whose data the source did not stream")
+        return None
+    try:  # google-genai decodes the data: what is not base64 makes its client fail
+        base64.b64decode(event.b64, validate=True)
+    except (binascii.Error, ValueError):
+        report.add("encode", "gemini", "image",
+                   "image data that is not base64 has no inlineData form")
+        return None
+    mime = f"image/{event.output_format or 'png'}"
+    return {"inlineData": {"mimeType": mime, "data": event.b64}}
+
+
+def opaque_part(start: BlockStart, same: bool, report: LossReport) -> dict[str, Any] | None:
+    """A gemini source's server-side part as sent; from another format None (reported)."""
+    if same and start.raw is not None:
+        return start.raw
+    name = (start.raw or {}).get("type", "?")
+    report.add("encode", "gemini", "opaque_block",
+               f"a {name} block from another format has no gemini form")
+    return None
+
+
+def carries_redacted(start: BlockStart, report: LossReport) -> bool:
+    """Whether a `redacted_thinking` block is a Gemini thought signature (else reported)."""
+    if (start.provider or "").startswith(GEMINI_FAMILY):
+        return True
+    report.add("encode", "gemini", "redacted_thinking",
+               f"encrypted reasoning for {start.provider} is not Gemini's")
+    return False
+
+
+def carries_signature(event: SignatureDelta, report: LossReport) -> bool:
+    """Whether a thinking signature is Gemini's (else reported)."""
+    if event.provider.startswith(GEMINI_FAMILY):
+        return True
+    report.add("encode", "gemini", "signature",
+               f"a {event.provider} signature cannot be verified by Gemini")
+    return False
+
+
+def report_refusal(report: LossReport) -> None:
+    report.add("encode", "gemini", "refusal_channel", "a refusal is written as ordinary text")
+
+
+def report_citation(report: LossReport) -> None:
+    report.add("encode", "gemini", "citation", "citations have no place in a gemini stream")
+
+
+def report_image_partial(report: LossReport) -> None:
+    report.add("encode", "gemini", "image_partial",
+               "gemini streams no partial images: only the final one is written")
 
 
 def _partial(text: str) -> Any:

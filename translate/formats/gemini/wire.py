@@ -73,8 +73,8 @@ FINISH_TO_STOP: Final[dict[str, StopReason]] = {
     "FINISH_REASON_UNSPECIFIED": "end_turn",
 }
 """`candidates[].finishReason` -> IR `StopReason` (google-genai 3.x `types.FinishReason`).
-Gemini says `STOP` after function calls too; encoders make that `tool_use` where their format
-has it. An unknown value is `end_turn` (strict mode raises)."""
+Gemini says `STOP` after function calls too: the decoder makes that `tool_use`. An unknown
+value is `end_turn` (strict mode raises)."""
 
 LOSSY_FINISH: Final = frozenset(
     reason for reason, ir in FINISH_TO_STOP.items() if ir == "end_turn" and reason != "STOP")
