@@ -34,7 +34,6 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-from collections.abc import Callable
 from typing import Any
 
 from pydantic_core import from_json, to_json
@@ -100,28 +99,8 @@ class GeminiEncoder(Encoder):
         self._usage_due = False  # the last Usage is not written yet
         self._ids: dict[str, str] = {}  # modelVersion and responseId of every chunk
         self._envelope = b""  # `],"role":"model"},"index":0}],"modelVersion":..,"responseId":..}`
-        self._writers: dict[str, Callable[[Any], bytes]] = {
-            "message_start": self._write_message_start,
-            "block_start": self._write_block_start,
-            "block_end": self._write_block_end,
-            "text_delta": self._write_text,
-            "refusal_delta": self._write_text,
-            "thinking_delta": self._write_thinking,
-            "signature_delta": self._write_signature,
-            "tool_args_delta": self._write_args,
-            "citation": self._write_citation,
-            "image_partial": self._write_image_partial,
-            "image_done": self._write_image_done,
-            "usage": self._write_usage,
-            "stop": self._write_stop,
-            "error": self._write_error,
-            "ping": self._write_ping,
-        }
 
     # -- Encoder hooks --------------------------------------------------------------------------
-
-    def _encode(self, event: Event) -> bytes:
-        return self._writers[event.type](event)
 
     def _end(self) -> bytes:
         if self._state is _State.DONE:
@@ -175,7 +154,7 @@ class GeminiEncoder(Encoder):
             return self._chunk([self._call_part(block)])
         return b""
 
-    def _write_text(self, event: TextDelta | RefusalDelta) -> bytes:
+    def _write_text_delta(self, event: TextDelta | RefusalDelta) -> bytes:
         if not event.text:
             self._check_block(event)
             return b""
@@ -185,7 +164,9 @@ class GeminiEncoder(Encoder):
         self._check_block(event)
         return self._chunk([{"text": event.text}])
 
-    def _write_thinking(self, event: ThinkingDelta) -> bytes:
+    _write_refusal_delta = _write_text_delta
+
+    def _write_thinking_delta(self, event: ThinkingDelta) -> bytes:
         self._check_block(event)
         if not event.text:
             return b""
@@ -194,7 +175,7 @@ class GeminiEncoder(Encoder):
                          + to_json(event.text) + b',"thought":true}' + self._envelope)
         return self._chunk([{"text": event.text, "thought": True}])
 
-    def _write_signature(self, event: SignatureDelta) -> bytes:
+    def _write_signature_delta(self, event: SignatureDelta) -> bytes:
         self._check_block(event)
         if not event.provider.startswith(GEMINI_FAMILY):
             self.report.add("encode", self.format, "signature",
@@ -203,7 +184,7 @@ class GeminiEncoder(Encoder):
         return self._chunk([{"text": "", "thought": True, "thoughtSignature": event.signature}],
                            sign=False)
 
-    def _write_args(self, event: ToolArgsDelta) -> bytes:
+    def _write_tool_args_delta(self, event: ToolArgsDelta) -> bytes:
         block = self._check_block(event)
         if block.start.kind != "tool_call":
             raise EncodeError(f"gemini: ToolArgsDelta in a {block.start.kind} block",
