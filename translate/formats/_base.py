@@ -2,7 +2,7 @@
 
 A decoder turns bytes (or parsed `SSEMessage`s) into IR events; an encoder turns IR events into
 bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder._on_end`,
-`Encoder._encode` and `Encoder._end`. The base owns the rest, once:
+`Encoder._write_<tag>` (one per IR event) and `Encoder._end`. The base owns the rest, once:
 
 - the life cycle: after `end()` or an exception the object is closed and later calls raise
   `TranslateError("<format> decoder is closed")` (h11's ERROR state);
@@ -380,7 +380,7 @@ class Encoder:
     """Base of the format encoders: IR events in, SSE bytes out.
 
     The codec convention: one `_write_<tag>(self, event) -> bytes` per IR event (`_write_text_delta`
-    for `TextDelta`), found once per class into the class-level table `_writers`; `_encode`
+    for `TextDelta`), found once per class into the class-level table `_writers`; `encode`
     dispatches through it. A subclass's `__init__` takes its own options as keyword-only
     parameters and passes the common ones on (`**options: Unpack[Encoder.Options]`); `options`,
     what the `Converter` routes to it, is derived from that signature."""
@@ -435,7 +435,7 @@ class Encoder:
         for it."""
         if self._closed:
             raise TranslateError(f"{self.format} encoder is closed", format=self.format)
-        return self._encode(event)
+        return self._writers[event.type](self, event)  # `_write_<tag>`: the class's table
 
     def end(self) -> bytes:
         """The event stream is over: close what is open and write the trailer."""
@@ -450,9 +450,6 @@ class Encoder:
         return parser.feed(self.encode(event))
 
     # -- for subclasses ---------------------------------------------------------------------
-
-    def _encode(self, event: Event) -> bytes:
-        return self._writers[event.type](self, event)
 
     def _end(self) -> bytes:
         raise NotImplementedError
