@@ -34,7 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import from_json, to_json
 
@@ -48,6 +48,7 @@ from ...events import (
     ImageDone,
     ImagePartial,
     MessageStart,
+    Ping,
     RefusalDelta,
     SignatureDelta,
     Stop,
@@ -58,7 +59,11 @@ from ...events import (
 )
 from ...sse import frame
 from .._base import Encoder, json_type
+from .._states import Machine, Transitions
 from .wire import FINISH_TO_STOP, GEMINI_FAMILY, IR_TO_ERROR, STOP_TO_FINISH, usage_from_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["GeminiEncoder"]
 
@@ -71,7 +76,22 @@ _LOSSY_STOP = {"stop_sequence": ("stop_sequence", "stop sequence not kept"),
 class _State(enum.Enum):
     IDLE = enum.auto()  #: no MessageStart yet
     OPEN = enum.auto()  #: MessageStart seen
-    DONE = enum.auto()  #: the final chunk or an error written; only Usage may follow
+    DONE = enum.auto()  #: the final chunk or an error written; only Usage and Ping follow
+
+
+_CONTENT = (BlockStart, BlockEnd, TextDelta, RefusalDelta, ThinkingDelta, SignatureDelta,
+            ToolArgsDelta, Citation, ImagePartial, ImageDone, Usage, Ping)
+
+_MACHINE: Transitions[_State] = Transitions("gemini", {
+    (_State.IDLE, MessageStart): _State.OPEN,
+    (_State.IDLE, Ping): _State.IDLE,
+    (_State.IDLE, Error): _State.DONE,  # an upstream that failed before saying anything
+    **{(_State.OPEN, kind): _State.OPEN for kind in _CONTENT},
+    (_State.OPEN, Stop): _State.DONE,
+    (_State.OPEN, Error): _State.DONE,
+    (_State.DONE, Usage): _State.DONE,
+    (_State.DONE, Ping): _State.DONE,
+}, error=EncodeError)
 
 
 class _Block:
@@ -84,12 +104,13 @@ class _Block:
         self.args: list[str] = []  # tool_call: argument fragments, joined at the end
 
 
-class GeminiEncoder(Encoder):
+class GeminiEncoder(Machine[_State], Encoder):
     """Encodes IR events as a Gemini `streamGenerateContent?alt=sse` stream."""
 
     format = "gemini"
+    _transitions = _MACHINE
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
         self._state = _State.IDLE
         self._same = False  # the source is gemini: raw objects may be re-emitted unchanged
@@ -111,9 +132,7 @@ class GeminiEncoder(Encoder):
     # -- writers, one per IR event --------------------------------------------------------------
 
     def _write_message_start(self, event: MessageStart) -> bytes:
-        if self._state is not _State.IDLE:
-            self._cannot(event, self._state.name)
-        self._state = _State.OPEN
+        self._advance(MessageStart)
         self._same = event.origin == self.format
         self._start(event.id if self._same and event.id else self.id_factory(""),
                     event.model or "")
@@ -220,14 +239,12 @@ class GeminiEncoder(Encoder):
         return self._chunk([{"inlineData": {"mimeType": mime, "data": event.b64}}])
 
     def _write_usage(self, event: Usage) -> bytes:
-        if self._state is _State.IDLE:
-            self._cannot(event, self._state.name)
+        state = self._advance(Usage)
         self._usage = event
-        self._usage_due = True
-        if self._state is _State.DONE:  # usage after the finish: a chunk of its own
-            self._usage_due = False
+        if state is _State.DONE:  # usage after the finish: a chunk of its own
             return frame(None, self._dumps({"usageMetadata": self._usage_json(event),
                                             **self._ids}))
+        self._usage_due = True
         return b""
 
     def _write_stop(self, event: Stop) -> bytes:
@@ -248,16 +265,13 @@ class GeminiEncoder(Encoder):
                 self.report.add("encode", self.format, lossy[0], lossy[1])
         if not parts:
             parts.append({"text": ""})  # a pending signature goes on it
-        out = self._chunk(parts, finish=finish, usage=True)
-        self._state = _State.DONE
-        return out
+        return self._chunk(parts, finish=finish, usage=True)
 
     def _write_error(self, event: Error) -> bytes:
-        if self._state is _State.DONE:
-            self._cannot(event, self._state.name)
         return self._fail_stream(event)
 
-    def _write_ping(self, event: Event) -> bytes:
+    def _write_ping(self, event: Ping) -> bytes:
+        self._advance(Ping)
         return b""
 
     # -- chunks ---------------------------------------------------------------------------------
@@ -317,13 +331,13 @@ class GeminiEncoder(Encoder):
         return usage_from_ir(usage)
 
     def _fail_stream(self, error: Error) -> bytes:
+        self._advance(Error)
         self._blocks.clear()  # a call cut off by the error is not written
         self._signature = None
         out = b""
         if self._usage_due and self._usage is not None:  # what was spent, before the error
             out = frame(None, self._dumps({"usageMetadata": self._usage_json(self._usage),
                                            **self._ids}))
-        self._state = _State.DONE
         raw = error.raw
         if self._same and raw is not None and type(raw.get("error")) is dict:
             return out + frame(None, self._dumps(raw))
@@ -334,8 +348,9 @@ class GeminiEncoder(Encoder):
     # -- checks ---------------------------------------------------------------------------------
 
     def _check_open(self, event: Event) -> None:
-        if self._state is not _State.OPEN:
-            self._cannot(event, self._state.name)
+        """The table's step for an event of the open stream."""
+        kind: type = type(event)
+        self._advance(kind)
 
     def _check_block(self, event: TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta
                      | ToolArgsDelta | Citation | ImagePartial | ImageDone) -> _Block:
