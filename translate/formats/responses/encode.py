@@ -189,6 +189,10 @@ def _fast(delta: type, event: str, item: Item, index: str | None, part: int,
     return (delta, event.encode(), head, mid + b',"delta":', tail)
 
 
+_ITEM_DELTAS = (TextDelta, RefusalDelta, ThinkingDelta, ToolArgsDelta, ImagePartial)
+"""The deltas written into their block's item: refused for a block that opened none."""
+
+
 class ResponsesEncoder(Machine[_State], Encoder):
     """Encodes IR events as an OpenAI Responses stream that `client.responses.stream(...)`
     accepts, with a complete final response."""
@@ -488,9 +492,12 @@ class ResponsesEncoder(Machine[_State], Encoder):
                                                              to_json(fragment), fast[4])))
             return
         item = block.item
+        if item is None and type(event) in _ITEM_DELTAS:  # an opaque, redacted or lost block
+            raise EncodeError(f"responses: {type(event).__name__} in a {block.start.kind} block",
+                              format=self.format)
         match event:
             case TextDelta(text=text) | RefusalDelta(text=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 block.frags.append(text)
                 if type(event) is TextDelta:
                     self._emit("response.output_text.delta", {
@@ -501,7 +508,7 @@ class ResponsesEncoder(Machine[_State], Encoder):
                         "item_id": item.body["id"], "output_index": item.index,
                         "content_index": block.part, "delta": text})
             case ThinkingDelta(text=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 if block.part < 0:
                     self._open_reasoning_part(block, item)
                 block.frags.append(text)
@@ -514,7 +521,7 @@ class ResponsesEncoder(Machine[_State], Encoder):
                         "item_id": item.body["id"], "output_index": item.index,
                         "content_index": block.part, "delta": text})
             case ToolArgsDelta(json=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 block.frags.append(text)
                 self._emit("response.function_call_arguments.delta", {
                     "item_id": item.body["id"], "output_index": item.index, "delta": text})
@@ -533,7 +540,7 @@ class ResponsesEncoder(Machine[_State], Encoder):
                 else:
                     report_signature(provider, self.report)
             case ImagePartial():
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 fields: dict[str, Any] = {
                     "output_index": item.index, "item_id": item.body["id"],
                     "partial_image_index": event.partial_index,
