@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
 from typing import Any
 
-from .convert import Decoding, OnError, ToolNames, rename
+from .convert import Decoding, OnError, ToolNames, rename, route
 from .errors import UpstreamError
 from .events import Error, Event
 from .formats import Format, accumulator_class, decoder_class, encoder_class, unfold_function
@@ -68,14 +68,12 @@ def _accumulator(target: str, report: LossReport, options: dict[str, Any],
     """The target's accumulator, after refusing the options neither it nor `allowed` take
     (options that only shape a stream, such as `max_buffer`, are named as such)."""
     cls = accumulator_class(target)
-    unknown = set(options) - cls.options - allowed
-    if unknown:
-        names = ", ".join(sorted(unknown))
-        if unknown <= encoder_class(target).options:
-            raise TypeError(f"option(s) {names} only shape a {target} stream; a final object "
-                            "has no use for them")
-        raise TypeError(f"unknown option(s) for a {target} final object: {names}")
-    return cls(report=report, **{k: v for k, v in options.items() if k in cls.options})
+    stream_only = set(options) - cls.options - allowed
+    if stream_only and stream_only <= encoder_class(target).options:
+        raise TypeError(f"option(s) {', '.join(sorted(stream_only))} only shape a {target} "
+                        "stream; a final object has no use for them")
+    mine, _ = route(options, f"a {target} final object", cls.options, allowed)
+    return cls(report=report, **mine)
 
 
 class _Collector:
@@ -219,15 +217,11 @@ def replay(obj: dict[str, Any], *, source: Format, target: Format, chunk_size: i
     `report` to receive the loss report."""
     tool_names: Mapping[str, str] | None = options.pop("tool_names", None)
     dec, enc = decoder_class(source), encoder_class(target)
-    unknown = set(options) - dec.options - enc.options
-    if unknown:
-        raise TypeError(f"unknown option(s) for {source} -> {target}: "
-                        f"{', '.join(sorted(unknown))}")
+    dec_opts, enc_opts = route(options, f"{source} -> {target}", dec.options, enc.options)
     losses = LossReport()
     events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
-                           **{k: v for k, v in options.items() if k in dec.options})
-    encoder: Encoder = enc(report=losses,
-                           **{k: v for k, v in options.items() if k in enc.options})
+                           **dec_opts)
+    encoder: Encoder = enc(report=losses, **enc_opts)
     if tool_names:
         encoder = ToolNames(encoder, tool_names)
     return _encode(events, encoder, losses, report)

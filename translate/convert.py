@@ -24,7 +24,8 @@ from .formats import Format, decoder_class, encoder_class
 from .formats._base import Decoder, Encoder
 from .report import Loss, LossReport
 
-__all__ = ["Converter", "Decoding", "ToolNames", "aconvert", "convert", "decode", "rename"]
+__all__ = ["Converter", "Decoding", "ToolNames", "aconvert", "convert", "decode", "rename",
+           "route"]
 
 OnError = Literal["raise", "emit"]
 
@@ -140,6 +141,17 @@ class Decoding:
         return [*decoded, error]
 
 
+def route(options: Mapping[str, Any], what: str, *takers: frozenset[str]
+          ) -> list[dict[str, Any]]:
+    """Options split between the codecs that declare them (`Decoder.options`,
+    `Encoder.options`, ...), one dict per taker; one that none takes is a `TypeError`
+    naming `what` ("chat -> messages"). The one check of unknown options."""
+    unknown = set(options).difference(*takers)
+    if unknown:
+        raise TypeError(f"unknown option(s) for {what}: {', '.join(sorted(unknown))}")
+    return [{k: v for k, v in options.items() if k in taker} for taker in takers]
+
+
 class Converter:
     """Converts one stream from `source` format to `target` format, incrementally.
 
@@ -156,21 +168,14 @@ class Converter:
     def __init__(self, source: Format, target: Format, *, on_error: OnError = "raise",
                  tool_names: Mapping[str, str] | None = None, **options: Any) -> None:
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
-        unknown = set(options) - dec_cls.options - enc_cls.options
-        if unknown:
-            raise TypeError(
-                f"unknown option(s) for {source} -> {target}: {', '.join(sorted(unknown))}"
-            )
+        dec_opts, enc_opts = route(options, f"{source} -> {target}", dec_cls.options,
+                                   enc_cls.options)
         self.report = LossReport()
         """What was dropped so far (`losses` lists it)."""
-        self.decoder = dec_cls(
-            report=self.report, **{k: v for k, v in options.items() if k in dec_cls.options}
-        )
+        self.decoder = dec_cls(report=self.report, **dec_opts)
         self.decoding = Decoding(self.decoder, on_error)
         """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
-        self.encoder: Encoder = enc_cls(
-            report=self.report, **{k: v for k, v in options.items() if k in enc_cls.options}
-        )
+        self.encoder: Encoder = enc_cls(report=self.report, **enc_opts)
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
 
