@@ -18,58 +18,42 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from translate import events as ir
 from translate.errors import EncodeError
-from translate.events import (
-    BlockEnd,
-    BlockStart,
-    Citation,
-    Error,
-    Event,
-    ImageDone,
-    ImagePartial,
-    MessageStart,
-    Ping,
-    RefusalDelta,
-    SignatureDelta,
-    Stop,
-    TextDelta,
-    ThinkingDelta,
-    ToolArgsDelta,
-    Usage,
-)
 from translate.formats import encoder_class
 from translate.formats._base import FIXED_TIME, Encoder, counting_id_factory
 
 __all__: list[str] = []
 
 FORMATS = ["chat", "responses", "messages", "images", "gemini"]
-EVENT_TYPES: tuple[type, ...] = get_args(get_args(Event)[0])
+EVENT_TYPES: tuple[type, ...] = get_args(get_args(ir.Event)[0])
 
-_S = MessageStart(origin="chat")
+_S = ir.MessageStart(origin="chat")
 # Ways into the states: from a fresh encoder, with blocks of each kind open (and two
-# overlapping ones, so that the second waits), after a Stop with and without usage, after an
+# overlapping ones, so that the second waits), after a ir.Stop with and without usage, after an
 # error. Which states each reaches is found by running them, not written down.
 KINDS = ("text", "refusal", "thinking", "redacted_thinking", "tool_call", "image", "opaque")
 
-PREFIXES: list[list[Event]] = [
+PREFIXES: list[list[ir.Event]] = [
     [],
     [_S],
-    [MessageStart(origin="messages")],
-    [Usage(input_tokens=1)],
-    [Ping()],
-    [_S, Ping()],
-    [_S, Usage(input_tokens=3, output_tokens=1)],
-    *([_S, BlockStart(index=0, kind=kind)] for kind in KINDS),  # type: ignore[arg-type]
-    [_S, BlockStart(index=0, kind="text"), TextDelta(index=0, text="hi")],
-    [_S, BlockStart(index=0, kind="tool_call", id="a", name="f"),
-     BlockStart(index=1, kind="tool_call", id="b", name="g"), ToolArgsDelta(index=1, json="{")],
-    [_S, BlockStart(index=0, kind="text"), BlockEnd(index=0)],
-    [_S, Stop(reason="end_turn")],
-    [_S, Usage(output_tokens=2), Stop(reason="end_turn")],
-    [_S, Stop(reason="end_turn"), Usage(output_tokens=2)],
-    [Stop(reason="end_turn")],
-    [_S, Error(kind="api_error", message="boom")],
-    [Error(kind="overloaded", message="busy")],
+    [ir.MessageStart(origin="messages")],
+    [ir.Usage(input_tokens=1)],
+    [ir.Ping()],
+    [_S, ir.Ping()],
+    [_S, ir.Usage(input_tokens=3, output_tokens=1)],
+    *([_S, ir.BlockStart(index=0, kind=kind)] for kind in KINDS),  # type: ignore[arg-type]
+    [_S, ir.BlockStart(index=0, kind="text"), ir.TextDelta(index=0, text="hi")],
+    [_S, ir.BlockStart(index=0, kind="tool_call", id="a", name="f"),
+     ir.BlockStart(index=1, kind="tool_call", id="b", name="g"),
+     ir.ToolArgsDelta(index=1, json="{")],
+    [_S, ir.BlockStart(index=0, kind="text"), ir.BlockEnd(index=0)],
+    [_S, ir.Stop(reason="end_turn")],
+    [_S, ir.Usage(output_tokens=2), ir.Stop(reason="end_turn")],
+    [_S, ir.Stop(reason="end_turn"), ir.Usage(output_tokens=2)],
+    [ir.Stop(reason="end_turn")],
+    [_S, ir.Error(kind="api_error", message="boom")],
+    [ir.Error(kind="overloaded", message="busy")],
 ]
 
 
@@ -77,7 +61,7 @@ def _encoder(fmt: str) -> Encoder:
     return encoder_class(fmt)(id_factory=counting_id_factory(), clock=lambda: FIXED_TIME)
 
 
-def _run(fmt: str, prefix: list[Event]) -> Encoder | None:
+def _run(fmt: str, prefix: list[ir.Event]) -> Encoder | None:
     """A fresh encoder fed `prefix`, or None when the prefix itself is refused."""
     encoder = _encoder(fmt)
     try:
@@ -88,9 +72,9 @@ def _run(fmt: str, prefix: list[Event]) -> Encoder | None:
     return encoder
 
 
-def _ways(fmt: str) -> dict[enum.Enum, list[list[Event]]]:
+def _ways(fmt: str) -> dict[enum.Enum, list[list[ir.Event]]]:
     """For each state the encoder can be driven into, the prefixes that lead there."""
-    ways: dict[enum.Enum, list[list[Event]]] = {}
+    ways: dict[enum.Enum, list[list[ir.Event]]] = {}
     for prefix in PREFIXES:
         encoder = _run(fmt, prefix)
         if encoder is not None:
@@ -113,7 +97,7 @@ def _after_own_steps(table: Any, state: enum.Enum) -> set[enum.Enum]:
     return seen
 
 
-def _check(fmt: str, prefix: list[Event], event: Event) -> Hashable | None:
+def _check(fmt: str, prefix: list[ir.Event], event: ir.Event) -> Hashable | None:
     """Feed `event` after `prefix`; assert the invariant. Returns the table's next state."""
     encoder = _run(fmt, prefix)
     assert encoder is not None
@@ -147,24 +131,24 @@ def test_the_table_names_every_ir_event_type(fmt: str) -> None:
     assert all(isinstance(kind, str) for kind in set(table.kinds) - kinds)  # own steps
 
 
-def _plain(kind: type) -> Event:
+def _plain(kind: type) -> ir.Event:
     """One ordinary event of each type, for block 0."""
     return {
-        MessageStart: MessageStart(origin="chat"),
-        BlockStart: BlockStart(index=0, kind="text"),
-        BlockEnd: BlockEnd(index=0),
-        TextDelta: TextDelta(index=0, text="x"),
-        RefusalDelta: RefusalDelta(index=0, text="no"),
-        ThinkingDelta: ThinkingDelta(index=0, text="hm"),
-        SignatureDelta: SignatureDelta(index=0, signature="sig", provider="anthropic-claude"),
-        ToolArgsDelta: ToolArgsDelta(index=0, json="{}"),
-        Citation: Citation(index=0, raw={"type": "url_citation"}),
-        ImagePartial: ImagePartial(index=0, partial_index=0, b64="iVBORw0KGgoA"),
-        ImageDone: ImageDone(index=0, b64="iVBORw0KGgoA"),
-        Usage: Usage(input_tokens=1, output_tokens=2),
-        Stop: Stop(reason="end_turn"),
-        Error: Error(kind="api_error", message="x"),
-        Ping: Ping(),
+        ir.MessageStart: ir.MessageStart(origin="chat"),
+        ir.BlockStart: ir.BlockStart(index=0, kind="text"),
+        ir.BlockEnd: ir.BlockEnd(index=0),
+        ir.TextDelta: ir.TextDelta(index=0, text="x"),
+        ir.RefusalDelta: ir.RefusalDelta(index=0, text="no"),
+        ir.ThinkingDelta: ir.ThinkingDelta(index=0, text="hm"),
+        ir.SignatureDelta: ir.SignatureDelta(index=0, signature="sig", provider="anthropic-claude"),
+        ir.ToolArgsDelta: ir.ToolArgsDelta(index=0, json="{}"),
+        ir.Citation: ir.Citation(index=0, raw={"type": "url_citation"}),
+        ir.ImagePartial: ir.ImagePartial(index=0, partial_index=0, b64="iVBORw0KGgoA"),
+        ir.ImageDone: ir.ImageDone(index=0, b64="iVBORw0KGgoA"),
+        ir.Usage: ir.Usage(input_tokens=1, output_tokens=2),
+        ir.Stop: ir.Stop(reason="end_turn"),
+        ir.Error: ir.Error(kind="api_error", message="x"),
+        ir.Ping: ir.Ping(),
     }[kind]
 
 
@@ -183,29 +167,29 @@ _text = st.sampled_from(["", "x", "\u2028", "{\"a\":", "日本"])
 _provider = st.sampled_from(["anthropic-claude", "openai-gpt", "google-gemini", "other"])
 _raw = st.one_of(st.none(), st.just({"type": "web_search_call", "id": "ws_1"}))
 
-EVENTS: st.SearchStrategy[Event] = st.one_of(
-    st.builds(MessageStart, origin=st.sampled_from(FORMATS), model=st.one_of(st.none(),
+EVENTS: st.SearchStrategy[ir.Event] = st.one_of(
+    st.builds(ir.MessageStart, origin=st.sampled_from(FORMATS), model=st.one_of(st.none(),
                                                                                st.just("m"))),
-    st.builds(BlockStart, index=_index, kind=st.sampled_from(KINDS),
+    st.builds(ir.BlockStart, index=_index, kind=st.sampled_from(KINDS),
               id=st.one_of(st.none(), st.just("call_1")), name=st.just("f"),
               data=st.one_of(st.none(), st.just("opaque")), provider=_provider,
               summary=st.booleans(), raw=_raw),
-    st.builds(BlockEnd, index=_index),
-    st.builds(TextDelta, index=_index, text=_text),
-    st.builds(RefusalDelta, index=_index, text=_text),
-    st.builds(ThinkingDelta, index=_index, text=_text),
-    st.builds(SignatureDelta, index=_index, signature=st.just("sig"), provider=_provider),
-    st.builds(ToolArgsDelta, index=_index, json=st.sampled_from(["", "{", '"a":1}', "{}"])),
-    st.builds(Citation, index=_index, raw=st.just({"type": "url_citation", "url": "u"})),
-    st.builds(ImagePartial, index=_index, partial_index=st.integers(0, 2),
+    st.builds(ir.BlockEnd, index=_index),
+    st.builds(ir.TextDelta, index=_index, text=_text),
+    st.builds(ir.RefusalDelta, index=_index, text=_text),
+    st.builds(ir.ThinkingDelta, index=_index, text=_text),
+    st.builds(ir.SignatureDelta, index=_index, signature=st.just("sig"), provider=_provider),
+    st.builds(ir.ToolArgsDelta, index=_index, json=st.sampled_from(["", "{", '"a":1}', "{}"])),
+    st.builds(ir.Citation, index=_index, raw=st.just({"type": "url_citation", "url": "u"})),
+    st.builds(ir.ImagePartial, index=_index, partial_index=st.integers(0, 2),
               b64=st.just("iVBORw0KGgoA")),
-    st.builds(ImageDone, index=_index, b64=st.one_of(st.none(), st.just("iVBORw0KGgoA"))),
-    st.builds(Usage, input_tokens=st.one_of(st.none(), st.integers(0, 9)),
+    st.builds(ir.ImageDone, index=_index, b64=st.one_of(st.none(), st.just("iVBORw0KGgoA"))),
+    st.builds(ir.Usage, input_tokens=st.one_of(st.none(), st.integers(0, 9)),
               output_tokens=st.one_of(st.none(), st.integers(0, 9))),
-    st.builds(Stop, reason=st.sampled_from(["end_turn", "tool_use", "max_tokens"])),
-    st.builds(Error, kind=st.sampled_from(["api_error", "truncated", "bad_input"]),
+    st.builds(ir.Stop, reason=st.sampled_from(["end_turn", "tool_use", "max_tokens"])),
+    st.builds(ir.Error, kind=st.sampled_from(["api_error", "truncated", "bad_input"]),
               message=st.just("m")),
-    st.just(Ping()),
+    st.just(ir.Ping()),
 )
 
 

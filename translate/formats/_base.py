@@ -30,7 +30,7 @@ from typing import Any, ClassVar, NoReturn, TypedDict, get_args
 from pydantic_core import from_json, to_json
 
 from ..errors import DecodeError, EncodeError, TranslateError
-from ..events import Error, Event
+from ..events import Error, Event, MessageStart, Stop
 from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
 
@@ -397,6 +397,10 @@ class Encoder:
     options: ClassVar[frozenset[str]] = frozenset({"id_factory", "clock"})
     """The keyword options this encoder accepts (the `Converter` routes options by them):
     these and its own keyword-only `__init__` parameters."""
+    BODY: ClassVar[tuple[type, ...]] = tuple(
+        kind for kind in get_args(get_args(Event)[0]) if kind not in (MessageStart, Stop, Error))
+    """The IR event types of a stream's body, between its MessageStart and its Stop or Error
+    (blocks, deltas, Usage, Ping): the rows the encoders' transition tables share."""
     _writers: ClassVar[dict[str, Callable[[Any, Any], bytes]]] = {}
     """IR event tag -> the class's `_write_<tag>`: built once per class, not per instance
     (keyed by the tag, not the class: `event.type` is a little faster than `type(event)`)."""

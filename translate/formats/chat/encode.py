@@ -77,17 +77,12 @@ class _State(enum.Enum):
     FAILED = enum.auto()  #: the error chunk is written; only end() may follow
 
 
-_CONTENT = (BlockStart, BlockEnd, TextDelta, RefusalDelta, ThinkingDelta, SignatureDelta,
-            ToolArgsDelta, Citation, ImagePartial, ImageDone, Usage, Ping)
-
 _MACHINE: Transitions[_State] = Transitions("chat", {
     (_State.IDLE, MessageStart): _State.OPEN,
     # Any other first event opens the stream as MessageStart would (no model, our clock).
-    **{(state, kind): _State.OPEN for state in (_State.IDLE, _State.OPEN) for kind in _CONTENT},
-    (_State.IDLE, Stop): _State.STOPPED,
-    (_State.OPEN, Stop): _State.STOPPED,
-    (_State.IDLE, Error): _State.FAILED,
-    (_State.OPEN, Error): _State.FAILED,
+    **{(state, kind): _State.OPEN for state in (_State.IDLE, _State.OPEN) for kind in Encoder.BODY},
+    **{(state, Stop): _State.STOPPED for state in (_State.IDLE, _State.OPEN)},
+    **{(state, Error): _State.FAILED for state in (_State.IDLE, _State.OPEN)},
     (_State.STOPPED, Usage): _State.STOPPED,
     (_State.STOPPED, Ping): _State.STOPPED,
     (_State.FAILED, Ping): _State.FAILED,

@@ -79,14 +79,11 @@ class _State(enum.Enum):
     DONE = enum.auto()  #: the final chunk or an error written; only Usage and Ping follow
 
 
-_CONTENT = (BlockStart, BlockEnd, TextDelta, RefusalDelta, ThinkingDelta, SignatureDelta,
-            ToolArgsDelta, Citation, ImagePartial, ImageDone, Usage, Ping)
-
 _MACHINE: Transitions[_State] = Transitions("gemini", {
     (_State.IDLE, MessageStart): _State.OPEN,
     (_State.IDLE, Ping): _State.IDLE,
     (_State.IDLE, Error): _State.DONE,  # an upstream that failed before saying anything
-    **{(_State.OPEN, kind): _State.OPEN for kind in _CONTENT},
+    **{(_State.OPEN, kind): _State.OPEN for kind in Encoder.BODY},
     (_State.OPEN, Stop): _State.DONE,
     (_State.OPEN, Error): _State.DONE,
     (_State.DONE, Usage): _State.DONE,

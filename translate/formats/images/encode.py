@@ -117,8 +117,7 @@ class _State(enum.Enum):
     FAILED = enum.auto()  #: the error event is written; every later event is dropped
 
 
-_EVENTS = (MessageStart, BlockStart, BlockEnd, TextDelta, RefusalDelta, ThinkingDelta,
-           SignatureDelta, ToolArgsDelta, Citation, ImagePartial, ImageDone, Usage, Ping)
+_EVENTS = (MessageStart, *Encoder.BODY)
 
 _MACHINE: Transitions[_State] = Transitions("images", {
     **{(state, kind): state for state in (_State.OPEN, _State.STOPPED) for kind in _EVENTS},

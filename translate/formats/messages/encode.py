@@ -106,8 +106,7 @@ class _State(enum.Enum):
     DONE = enum.auto()  #: message_stop or error written; only Usage and Ping may follow
 
 
-_CONTENT = (BlockStart, BlockEnd, TextDelta, RefusalDelta, ThinkingDelta, SignatureDelta,
-            ToolArgsDelta, Citation, ImagePartial, ImageDone, Usage)
+_CONTENT = tuple(kind for kind in Encoder.BODY if kind is not Ping)  # a Ping writes message_start
 
 _MACHINE: Transitions[_State] = Transitions("messages", {
     (_State.IDLE, MessageStart): _State.STARTED,
@@ -119,7 +118,7 @@ _MACHINE: Transitions[_State] = Transitions("messages", {
     (_State.STARTED, Ping): _State.OPEN,  # message_start first, in the source's order
     (_State.STARTED, Stop): _State.DONE,
     (_State.STARTED, Error): _State.DONE,
-    **{(_State.OPEN, kind): _State.OPEN for kind in (*_CONTENT, Ping)},
+    **{(_State.OPEN, kind): _State.OPEN for kind in Encoder.BODY},
     (_State.OPEN, Stop): _State.DONE,
     (_State.OPEN, Error): _State.DONE,
     (_State.DONE, Usage): _State.DONE,

@@ -109,8 +109,7 @@ class _State(enum.Enum):
 
 
 _BEFORE = (_State.IDLE, _State.STARTED)  # the preamble is written by the first event needing it
-_DELTAS = (BlockEnd, TextDelta, RefusalDelta, ThinkingDelta, SignatureDelta, ToolArgsDelta,
-           Citation, ImagePartial, ImageDone)
+_DELTAS = tuple(kind for kind in Encoder.BODY if kind not in (BlockStart, Usage, Ping))
 
 _MACHINE: Transitions[_State] = Transitions("responses", {
     (_State.IDLE, MessageStart): _State.STARTED,
