@@ -74,9 +74,9 @@ def test_a_format_can_word_a_refusal_by_pair_or_by_state() -> None:
     table = Transitions("demo", {(_S.IDLE, "start"): _S.OPEN, (_S.OPEN, "stop"): _S.DONE},
                         words={(_S.OPEN, "start"): "second start",
                                _S.DONE: "{kind} after the end (expected {expected})"})
-    with pytest.raises(DecodeError, match="^second start$"):
+    with pytest.raises(DecodeError, match=r"^second start$"):
         table.advance(_S.OPEN, "start")
     with pytest.raises(DecodeError, match=r"^stop after the end \(expected nothing more\)$"):
         table.advance(_S.DONE, "stop")
-    with pytest.raises(DecodeError, match="^expected start in state IDLE, got stop$"):
+    with pytest.raises(DecodeError, match=r"^expected start in state IDLE, got stop$"):
         table.advance(_S.IDLE, "stop")

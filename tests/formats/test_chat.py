@@ -676,7 +676,7 @@ def test_nothing_but_usage_may_follow_stop() -> None:
     for event in tool_stream():
         encoder.encode(event)
     assert encoder.encode(Usage(input_tokens=1, output_tokens=1)) == b""
-    with pytest.raises(EncodeError, match="expected Usage or Ping in state STOPPED, got TextDelta"):
+    with pytest.raises(EncodeError, match="cannot encode TextDelta in state STOPPED"):
         encoder.encode(TextDelta(index=0, text="late"))
 
 

@@ -616,7 +616,7 @@ def test_usage_after_stop_is_waited_for() -> None:
 def test_events_after_the_terminal_event_cannot_be_encoded() -> None:
     encoder = ResponsesEncoder()
     encoder.encode(Error(kind="api_error", message="x"))
-    with pytest.raises(EncodeError, match="expected Usage or Ping in state DONE, got BlockStart"):
+    with pytest.raises(EncodeError, match="cannot encode BlockStart"):
         encoder.encode(BlockStart(index=0, kind="text"))
 
 

@@ -19,12 +19,13 @@ bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder.
 
 from __future__ import annotations
 
+import enum
 import inspect
 import itertools
 import secrets
 import string
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, NoReturn, TypedDict, get_args
 
 from pydantic_core import from_json, to_json
@@ -401,6 +402,13 @@ class Encoder:
         kind for kind in get_args(get_args(Event)[0]) if kind not in (MessageStart, Stop, Error))
     """The IR event types of a stream's body, between its MessageStart and its Stop or Error
     (blocks, deltas, Usage, Ping): the rows the encoders' transition tables share."""
+    @staticmethod
+    def refusals(states: Iterable[enum.Enum]) -> dict[Any, str]:
+        """The words of an encoder's refused pair, for its table (`Transitions(words=...)`):
+        `"cannot encode Stop in state DONE (expected Usage or Ping)"` (STYLE.md §5)."""
+        return {state: f"cannot encode {{kind}} in state {state.name} (expected {{expected}})"
+                for state in states}
+
     _writers: ClassVar[dict[str, Callable[[Any, Any], bytes]]] = {}
     """IR event tag -> the class's `_write_<tag>`: built once per class, not per instance
     (keyed by the tag, not the class: `event.type` is a little faster than `type(event)`)."""

@@ -86,7 +86,7 @@ _MACHINE: Transitions[_State] = Transitions("chat", {
     (_State.STOPPED, Usage): _State.STOPPED,
     (_State.STOPPED, Ping): _State.STOPPED,
     (_State.FAILED, Ping): _State.FAILED,
-}, error=EncodeError)
+}, error=EncodeError, words=Encoder.refusals(_State))
 
 # The hot path compares with this name: on CPython 3.11 `_State.OPEN` costs about 110 ns a
 # lookup (an enum member is found through the metaclass), a module global about 15 ns.

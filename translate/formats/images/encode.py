@@ -127,7 +127,7 @@ _MACHINE: Transitions[_State] = Transitions("images", {
     (_State.STOPPED, Error): _State.FAILED,
     # nothing follows an error on the wire: lenient, whatever comes is dropped
     **{(_State.FAILED, kind): _State.FAILED for kind in (*_EVENTS, Stop, Error)},
-}, error=EncodeError)
+}, error=EncodeError, words=Encoder.refusals(_State))
 
 _FAILED = _State.FAILED  # a module name: an enum member lookup costs ~110 ns on CPython 3.11
 

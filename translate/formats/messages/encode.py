@@ -123,7 +123,7 @@ _MACHINE: Transitions[_State] = Transitions("messages", {
     (_State.OPEN, Error): _State.DONE,
     (_State.DONE, Usage): _State.DONE,
     (_State.DONE, Ping): _State.DONE,
-}, error=EncodeError)
+}, error=EncodeError, words=Encoder.refusals(_State))
 
 
 class _Block(Waiting):
