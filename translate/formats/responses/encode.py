@@ -492,8 +492,8 @@ class ResponsesEncoder(Machine[_State], Encoder):
             return
         item = block.item
         if item is None and type(event) in _ITEM_DELTAS:  # an opaque, redacted or lost block
-            raise EncodeError(f"responses: {type(event).__name__} in a {block.start.kind} block",
-                              format=self.format)
+            raise EncodeError(f"responses: {type(event).__name__} for block {block.start.index} "
+                              f"({block.start.kind}), which has no item", format=self.format)
         match event:
             case TextDelta(text=text) | RefusalDelta(text=text):
                 assert item is not None  # _ITEM_DELTAS
