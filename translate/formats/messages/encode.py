@@ -217,7 +217,7 @@ class MessagesEncoder(Machine[_State], Encoder):
             if not event.text:
                 return b""
             return frame(_DELTA, block.prefix + _TEXT + to_json(event.text) + b"}}")
-        return self._write_signature_delta(event)
+        return self._delta(event)
 
     _write_refusal_delta = _write_text_delta
 
@@ -227,7 +227,7 @@ class MessagesEncoder(Machine[_State], Encoder):
             if not event.text:
                 return b""
             return frame(_DELTA, block.prefix + _THINKING + to_json(event.text) + b"}}")
-        return self._write_signature_delta(event)
+        return self._delta(event)
 
     def _write_tool_args_delta(self, event: ToolArgsDelta) -> bytes:
         block = self._queue.writing
@@ -235,9 +235,9 @@ class MessagesEncoder(Machine[_State], Encoder):
             if not event.json:
                 return b""
             return frame(_DELTA, block.prefix + _ARGS + to_json(event.json) + b"}}")
-        return self._write_signature_delta(event)
+        return self._delta(event)
 
-    def _write_signature_delta(self, event: _Delta) -> bytes:
+    def _delta(self, event: _Delta) -> bytes:
         """Any delta: written for the writing block, held for a waiting one."""
         block = self._queue.writing
         if block is not None and block.index == event.index:
@@ -254,7 +254,7 @@ class MessagesEncoder(Machine[_State], Encoder):
         self._queue.hold(block, event)
         return b""
 
-    _write_citation = _write_signature_delta
+    _write_signature_delta = _write_citation = _delta
 
     def _write_image_partial(self, event: ImagePartial | ImageDone) -> bytes:
         kind: type = type(event)

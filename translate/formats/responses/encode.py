@@ -240,13 +240,12 @@ class ResponsesEncoder(Machine[_State], Encoder):
                 self._seq = seq + 1
                 return frame(fast[1], b"%b%d%b%b%b" % (fast[2], seq, fast[3], to_json(text),
                                                       fast[4]))
-        return self._write_refusal_delta(event)
+        return self._delta(event)
 
     _write_thinking_delta = _write_tool_args_delta = _write_text_delta
 
-    def _write_refusal_delta(self, event: TextDelta | RefusalDelta | ThinkingDelta
-                             | SignatureDelta | ToolArgsDelta | Citation | ImagePartial
-                             | ImageDone) -> bytes:
+    def _delta(self, event: TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta
+               | ToolArgsDelta | Citation | ImagePartial | ImageDone) -> bytes:
         """Any delta: written for the writing block, held for a waiting one."""
         kind: type = type(event)
         self._advance(kind)
@@ -257,8 +256,8 @@ class ResponsesEncoder(Machine[_State], Encoder):
             self._put(block, event)
         return self._flush()
 
-    _write_signature_delta = _write_citation = _write_refusal_delta
-    _write_image_partial = _write_image_done = _write_refusal_delta
+    _write_refusal_delta = _write_signature_delta = _write_citation = _delta
+    _write_image_partial = _write_image_done = _delta
 
     def _write_message_start(self, event: MessageStart) -> bytes:
         self._advance(MessageStart)
