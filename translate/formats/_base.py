@@ -2,7 +2,7 @@
 
 A decoder turns bytes (or parsed `SSEMessage`s) into IR events; an encoder turns IR events into
 bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder._on_end`,
-`Encoder._encode` and `Encoder._end`. The base owns the rest, once:
+`Encoder._write_<tag>` (one per IR event) and `Encoder._end`. The base owns the rest, once:
 
 - the life cycle: after `end()` or an exception the object is closed and later calls raise
   `TranslateError("<format> decoder is closed")` (h11's ERROR state);
@@ -19,17 +19,19 @@ bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder.
 
 from __future__ import annotations
 
+import enum
+import inspect
 import itertools
 import secrets
 import string
 import time
-from collections.abc import Callable
-from typing import Any, ClassVar, NoReturn
+from collections.abc import Callable, Iterable
+from typing import Any, ClassVar, NoReturn, TypedDict, get_args
 
 from pydantic_core import from_json, to_json
 
 from ..errors import DecodeError, EncodeError, TranslateError
-from ..events import Error, Event
+from ..events import Error, Event, MessageStart, Stop
 from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
 
@@ -376,12 +378,54 @@ class Decoder:
 
 
 class Encoder:
-    """Base of the format encoders: IR events in, SSE bytes out."""
+    """Base of the format encoders: IR events in, SSE bytes out.
+
+    The codec convention: one `_write_<tag>(self, event) -> bytes` per IR event (`_write_text_delta`
+    for `TextDelta`), found once per class into the class-level table `_writers`; `encode`
+    dispatches through it. A subclass's `__init__` takes its own options as keyword-only
+    parameters and passes the common ones on (`**options: Unpack[Encoder.Options]`); `options`,
+    what the `Converter` routes to it, is derived from that signature."""
+
+    class Options(TypedDict, total=False):
+        """The options every encoder takes (see `__init__`)."""
+
+        id_factory: Callable[[str], str]
+        clock: Callable[[], float]
+        report: LossReport | None
 
     format: ClassVar[str]
     """The format name ("chat", "responses", "messages", "images")."""
     options: ClassVar[frozenset[str]] = frozenset({"id_factory", "clock"})
-    """The keyword options this encoder accepts (the `Converter` routes options by them)."""
+    """The keyword options this encoder accepts (the `Converter` routes options by them):
+    these and its own keyword-only `__init__` parameters."""
+    BODY: ClassVar[tuple[type, ...]] = tuple(
+        kind for kind in get_args(get_args(Event)[0]) if kind not in (MessageStart, Stop, Error))
+    """The IR event types of a stream's body, between its MessageStart and its Stop or Error
+    (blocks, deltas, Usage, Ping): the rows the encoders' transition tables share."""
+    @staticmethod
+    def refusals(states: Iterable[enum.Enum]) -> dict[Any, str]:
+        """The words of an encoder's refused pair, for its table (`Transitions(words=...)`):
+        `"cannot encode Stop in state DONE (expected Usage or Ping)"` (STYLE.md §5)."""
+        return {state: f"cannot encode {{kind}} in state {state.name} (expected {{expected}})"
+                for state in states}
+
+    _writers: ClassVar[dict[str, Callable[[Any, Any], bytes]]] = {}
+    """IR event tag -> the class's `_write_<tag>`: built once per class, not per instance
+    (keyed by the tag, not the class: `event.type` is a little faster than `type(event)`)."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        own = inspect.signature(cls.__init__).parameters.values()
+        cls.options = Encoder.options | {p.name for p in own if p.kind is p.KEYWORD_ONLY
+                                         and p.name != "report"}
+        tags = {event.__dataclass_fields__["type"].default: event.__name__
+                for event in get_args(get_args(Event)[0])}
+        writers = {tag: getattr(cls, "_write_" + tag, None) for tag in tags}
+        missing = [tags[tag] for tag, writer in writers.items() if writer is None]
+        if len(missing) < len(writers):  # a class that writes (not a proxy such as ToolNames)
+            if missing:
+                raise TypeError(f"{cls.__name__} has no writer for {', '.join(missing)}")
+            cls._writers = writers  # type: ignore[assignment]
 
     def __init__(
         self,
@@ -403,7 +447,7 @@ class Encoder:
         for it."""
         if self._closed:
             raise TranslateError(f"{self.format} encoder is closed", format=self.format)
-        return self._encode(event)
+        return self._writers[event.type](self, event)  # `_write_<tag>`: the class's table
 
     def end(self) -> bytes:
         """The event stream is over: close what is open and write the trailer."""
@@ -418,9 +462,6 @@ class Encoder:
         return parser.feed(self.encode(event))
 
     # -- for subclasses ---------------------------------------------------------------------
-
-    def _encode(self, event: Event) -> bytes:
-        raise NotImplementedError
 
     def _end(self) -> bytes:
         raise NotImplementedError

@@ -34,8 +34,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
-from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import from_json, to_json
 
@@ -49,6 +48,7 @@ from ...events import (
     ImageDone,
     ImagePartial,
     MessageStart,
+    Ping,
     RefusalDelta,
     SignatureDelta,
     Stop,
@@ -60,7 +60,11 @@ from ...events import (
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder, json_type
+from .._states import Machine, Transitions
 from .wire import FINISH_TO_STOP, GEMINI_FAMILY, IR_TO_ERROR, STOP_TO_FINISH, usage_from_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["GeminiEncoder", "call_part", "carries_redacted", "carries_signature",
            "error_payload", "finish_reason", "image_part", "opaque_part", "report_citation",
@@ -75,7 +79,19 @@ _LOSSY_STOP = {"stop_sequence": ("stop_sequence", "stop sequence not kept"),
 class _State(enum.Enum):
     IDLE = enum.auto()  #: no MessageStart yet
     OPEN = enum.auto()  #: MessageStart seen
-    DONE = enum.auto()  #: the final chunk or an error written; only Usage may follow
+    DONE = enum.auto()  #: the final chunk or an error written; only Usage and Ping follow
+
+
+_MACHINE: Transitions[_State] = Transitions("gemini", {
+    (_State.IDLE, MessageStart): _State.OPEN,
+    (_State.IDLE, Ping): _State.IDLE,
+    (_State.IDLE, Error): _State.DONE,  # an upstream that failed before saying anything
+    **{(_State.OPEN, kind): _State.OPEN for kind in Encoder.BODY},
+    (_State.OPEN, Stop): _State.DONE,
+    (_State.OPEN, Error): _State.DONE,
+    (_State.DONE, Usage): _State.DONE,
+    (_State.DONE, Ping): _State.DONE,
+}, error=EncodeError, words=Encoder.refusals(_State))
 
 
 class _Block:
@@ -88,12 +104,13 @@ class _Block:
         self.args: list[str] = []  # tool_call: argument fragments, joined at the end
 
 
-class GeminiEncoder(Encoder):
+class GeminiEncoder(Machine[_State], Encoder):
     """Encodes IR events as a Gemini `streamGenerateContent?alt=sse` stream."""
 
     format = "gemini"
+    _transitions = _MACHINE
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
         self._state = _State.IDLE
         self._same = False  # the source is gemini: raw objects may be re-emitted unchanged
@@ -103,28 +120,8 @@ class GeminiEncoder(Encoder):
         self._usage_due = False  # the last Usage is not written yet
         self._ids: dict[str, str] = {}  # modelVersion and responseId of every chunk
         self._envelope = b""  # `],"role":"model"},"index":0}],"modelVersion":..,"responseId":..}`
-        self._writers: dict[str, Callable[[Any], bytes]] = {
-            "message_start": self._write_message_start,
-            "block_start": self._write_block_start,
-            "block_end": self._write_block_end,
-            "text_delta": self._write_text,
-            "refusal_delta": self._write_text,
-            "thinking_delta": self._write_thinking,
-            "signature_delta": self._write_signature,
-            "tool_args_delta": self._write_args,
-            "citation": self._write_citation,
-            "image_partial": self._write_image_partial,
-            "image_done": self._write_image_done,
-            "usage": self._write_usage,
-            "stop": self._write_stop,
-            "error": self._write_error,
-            "ping": self._write_ping,
-        }
 
     # -- Encoder hooks --------------------------------------------------------------------------
-
-    def _encode(self, event: Event) -> bytes:
-        return self._writers[event.type](event)
 
     def _end(self) -> bytes:
         if self._state is _State.DONE:
@@ -135,9 +132,7 @@ class GeminiEncoder(Encoder):
     # -- writers, one per IR event --------------------------------------------------------------
 
     def _write_message_start(self, event: MessageStart) -> bytes:
-        if self._state is not _State.IDLE:
-            self._cannot(event, self._state.name)
-        self._state = _State.OPEN
+        self._advance(MessageStart)
         self._same = event.origin == self.format
         self._start(event.id if self._same and event.id else self.id_factory(""),
                     event.model or "")
@@ -173,7 +168,7 @@ class GeminiEncoder(Encoder):
             return self._chunk([self._call_part(block)])
         return b""
 
-    def _write_text(self, event: TextDelta | RefusalDelta) -> bytes:
+    def _write_text_delta(self, event: TextDelta | RefusalDelta) -> bytes:
         if not event.text:
             self._check_block(event)
             return b""
@@ -183,7 +178,9 @@ class GeminiEncoder(Encoder):
         self._check_block(event)
         return self._chunk([{"text": event.text}])
 
-    def _write_thinking(self, event: ThinkingDelta) -> bytes:
+    _write_refusal_delta = _write_text_delta
+
+    def _write_thinking_delta(self, event: ThinkingDelta) -> bytes:
         self._check_block(event)
         if not event.text:
             return b""
@@ -192,14 +189,14 @@ class GeminiEncoder(Encoder):
                          + to_json(event.text) + b',"thought":true}' + self._envelope)
         return self._chunk([{"text": event.text, "thought": True}])
 
-    def _write_signature(self, event: SignatureDelta) -> bytes:
+    def _write_signature_delta(self, event: SignatureDelta) -> bytes:
         self._check_block(event)
         if not carries_signature(event, self.report):
             return b""
         return self._chunk([{"text": "", "thought": True, "thoughtSignature": event.signature}],
                            sign=False)
 
-    def _write_args(self, event: ToolArgsDelta) -> bytes:
+    def _write_tool_args_delta(self, event: ToolArgsDelta) -> bytes:
         block = self._check_block(event)
         if block.start.kind != "tool_call":
             raise EncodeError(f"gemini: ToolArgsDelta in a {block.start.kind} block",
@@ -223,14 +220,12 @@ class GeminiEncoder(Encoder):
         return b"" if part is None else self._chunk([part])
 
     def _write_usage(self, event: Usage) -> bytes:
-        if self._state is _State.IDLE:
-            self._cannot(event, self._state.name)
+        state = self._advance(Usage)
         self._usage = event
-        self._usage_due = True
-        if self._state is _State.DONE:  # usage after the finish: a chunk of its own
-            self._usage_due = False
+        if state is _State.DONE:  # usage after the finish: a chunk of its own
             return frame(None, self._dumps({"usageMetadata": self._usage_json(event),
                                             **self._ids}))
+        self._usage_due = True
         return b""
 
     def _write_stop(self, event: Stop) -> bytes:
@@ -244,16 +239,13 @@ class GeminiEncoder(Encoder):
         finish = finish_reason(event, self._same, self.report)
         if not parts:
             parts.append({"text": ""})  # a pending signature goes on it
-        out = self._chunk(parts, finish=finish, usage=True)
-        self._state = _State.DONE
-        return out
+        return self._chunk(parts, finish=finish, usage=True)
 
     def _write_error(self, event: Error) -> bytes:
-        if self._state is _State.DONE:
-            self._cannot(event, self._state.name)
         return self._fail_stream(event)
 
-    def _write_ping(self, event: Event) -> bytes:
+    def _write_ping(self, event: Ping) -> bytes:
+        self._advance(Ping)
         return b""
 
     # -- chunks ---------------------------------------------------------------------------------
@@ -292,20 +284,21 @@ class GeminiEncoder(Encoder):
         return usage_json(usage, self._same, self.report)
 
     def _fail_stream(self, error: Error) -> bytes:
+        self._advance(Error)
         self._blocks.clear()  # a call cut off by the error is not written
         self._signature = None
         out = b""
         if self._usage_due and self._usage is not None:  # what was spent, before the error
             out = frame(None, self._dumps({"usageMetadata": self._usage_json(self._usage),
                                            **self._ids}))
-        self._state = _State.DONE
         return out + frame(None, self._dumps(error_payload(error, self._same)))
 
     # -- checks ---------------------------------------------------------------------------------
 
     def _check_open(self, event: Event) -> None:
-        if self._state is not _State.OPEN:
-            self._cannot(event, self._state.name)
+        """The table's step for an event of the open stream."""
+        kind: type = type(event)
+        self._advance(kind)
 
     def _check_block(self, event: TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta
                      | ToolArgsDelta | Citation | ImagePartial | ImageDone) -> _Block:

@@ -27,17 +27,16 @@ given (a responses or chat source always says "generation").
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import assert_never
-
+from ...errors import EncodeError
 from ...events import (
     BlockEnd,
     BlockStart,
     Citation,
     Error,
-    Event,
     ImageDone,
     ImagePartial,
     MessageStart,
@@ -53,6 +52,7 @@ from ...events import (
 from ...report import LossReport
 from .._base import Encoder
 from .._openai import openai_error
+from .._states import Machine, Transitions
 from .wire import (
     COMPLETED_EVENT_NAME,
     COMPLETED_TYPE,
@@ -62,6 +62,9 @@ from .wire import (
     sniff_format,
     usage_from_ir,
 )
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["Image", "ImagesEncoder", "completed_usage", "error_object", "image_of",
            "report_dropped", "report_stop"]
@@ -108,92 +111,136 @@ class Image:
                                   or sniff_format(done.b64 or "") or "png")}
 
 
-class ImagesEncoder(Encoder):
+class _State(enum.Enum):
+    OPEN = enum.auto()  #: images flowing (no MessageStart needed)
+    STOPPED = enum.auto()  #: Stop seen: end() writes [DONE]; late images and usage still go out
+    FAILED = enum.auto()  #: the error event is written; every later event is dropped
+
+
+_EVENTS = (MessageStart, *Encoder.BODY)
+
+_MACHINE: Transitions[_State] = Transitions("images", {
+    **{(state, kind): state for state in (_State.OPEN, _State.STOPPED) for kind in _EVENTS},
+    (_State.OPEN, Stop): _State.STOPPED,
+    (_State.STOPPED, Stop): _State.STOPPED,
+    (_State.OPEN, Error): _State.FAILED,
+    (_State.STOPPED, Error): _State.FAILED,
+    # nothing follows an error on the wire: lenient, whatever comes is dropped
+    **{(_State.FAILED, kind): _State.FAILED for kind in (*_EVENTS, Stop, Error)},
+}, error=EncodeError, words=Encoder.refusals(_State))
+
+_FAILED = _State.FAILED  # a module name: an enum member lookup costs ~110 ns on CPython 3.11
+
+
+class ImagesEncoder(Machine[_State], Encoder):
     """Encodes IR events as an OpenAI image-generation (or image-edit) stream."""
 
     format = "images"
-    options = Encoder.options | {"operation"}
+    _transitions = _MACHINE
 
-    def __init__(self, *, operation: Operation | None = None, **options: Any) -> None:
+    def __init__(self, *, operation: Operation | None = None,
+                 **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
         if operation not in (None, "generation", "edit"):
             raise ValueError(f"operation must be 'generation' or 'edit', not {operation!r}")
         self._operation = operation
         """Forces `image_generation.*` or `image_edit.*` names; None follows the IR events."""
+        self._state = _State.OPEN
         self._same_origin = False
         self._created: int | None = None
         self._images: dict[int, Image] = {}
         self._pending: list[ImageDone] = []  # completed images waiting for their usage
         self._usage: Usage | None = None  # the last usage snapshot
         self._silent: dict[int, str] = {}  # dropped text-like blocks with no text so far
-        self._stopped = False
-        self._failed = False
 
-    # -- events -----------------------------------------------------------------------------
+    # -- writers, one per IR event (each first takes the table's step: after an error, the
+    # -- event is dropped) ----------------------------------------------------------------
 
-    def _encode(self, event: Event) -> bytes:
-        if self._failed:
-            return b""  # nothing follows an error on the wire
-        match event:
-            case ImagePartial():
-                out = self._flush() if self._pending else b""
-                return out + self._partial(event)
-            case ImageDone():
-                self._pending.append(event)
-                return b""
-            case Usage():
-                self._usage = event
-                return self._flush() if self._pending else b""
-            case MessageStart():
-                self._same_origin = event.origin == "images"
-                self._created = event.created
-                return b""
-            case BlockStart():
-                if event.kind == "image":
-                    self._images[event.index] = Image()
-                elif event.kind in ("text", "refusal", "thinking"):
-                    # Reported at its first non-empty delta: an empty text block (a Responses
-                    # message item next to an image) loses nothing.
-                    self._silent[event.index] = event.kind
-                else:
-                    self._drop(event.kind)
-                return b""
-            case TextDelta() | RefusalDelta() | ThinkingDelta():
-                if event.text:
-                    kind = self._silent.pop(event.index, None)
-                    if kind is not None:
-                        self._drop(kind)
-                return b""
-            case Stop():
-                self._stopped = True
-                report_stop(event, self.report)
-                if self._pending and self._usage is not None:
-                    return self._flush()
-                return b""
-            case Error():
-                out = self._flush() if self._pending else b""
-                self._failed = True
-                return out + self._error(event)
-            case Citation():
-                self.report.add("encode", self.format, "citation",
-                                "image streams carry no citations")
-                return b""
-            case SignatureDelta():
-                self.report.add("encode", self.format, "signature",
-                                "image streams carry no reasoning signatures")
-                return b""
-            case BlockEnd() | ToolArgsDelta() | Ping():
-                return b""  # dropped blocks were reported at their BlockStart
-            case _:
-                if TYPE_CHECKING:
-                    assert_never(event)
-                return b""
-
-    def _end(self) -> bytes:
-        if self._failed:
+    def _write_image_partial(self, event: ImagePartial) -> bytes:
+        if self._advance(ImagePartial) is _FAILED:
             return b""
         out = self._flush() if self._pending else b""
-        if not self._stopped:
+        return out + self._partial(event)
+
+    def _write_image_done(self, event: ImageDone) -> bytes:
+        if self._advance(ImageDone) is not _FAILED:
+            self._pending.append(event)
+        return b""
+
+    def _write_usage(self, event: Usage) -> bytes:
+        if self._advance(Usage) is _FAILED:
+            return b""
+        self._usage = event
+        return self._flush() if self._pending else b""
+
+    def _write_message_start(self, event: MessageStart) -> bytes:
+        if self._advance(MessageStart) is not _FAILED:
+            self._same_origin = event.origin == "images"
+            self._created = event.created
+        return b""
+
+    def _write_block_start(self, event: BlockStart) -> bytes:
+        if self._advance(BlockStart) is _FAILED:
+            return b""
+        if event.kind == "image":
+            self._images[event.index] = Image()
+        elif event.kind in ("text", "refusal", "thinking"):
+            # Reported at its first non-empty delta: an empty text block (a Responses
+            # message item next to an image) loses nothing.
+            self._silent[event.index] = event.kind
+        else:
+            self._drop(event.kind)
+        return b""
+
+    def _write_text_delta(self, event: TextDelta | RefusalDelta | ThinkingDelta) -> bytes:
+        kind: type = type(event)
+        if self._advance(kind) is not _FAILED and event.text:
+            dropped = self._silent.pop(event.index, None)
+            if dropped is not None:
+                self._drop(dropped)
+        return b""
+
+    _write_refusal_delta = _write_thinking_delta = _write_text_delta
+
+    def _write_stop(self, event: Stop) -> bytes:
+        if self._advance(Stop) is _FAILED:
+            return b""
+        report_stop(event, self.report)
+        if self._pending and self._usage is not None:
+            return self._flush()
+        return b""
+
+    def _write_error(self, event: Error) -> bytes:
+        state = self._state
+        self._advance(Error)
+        if state is _FAILED:
+            return b""
+        out = self._flush() if self._pending else b""
+        return out + self._error(event)
+
+    def _write_citation(self, event: Citation) -> bytes:
+        if self._advance(Citation) is not _FAILED:
+            self.report.add("encode", self.format, "citation", "image streams carry no citations")
+        return b""
+
+    def _write_signature_delta(self, event: SignatureDelta) -> bytes:
+        if self._advance(SignatureDelta) is not _FAILED:
+            self.report.add("encode", self.format, "signature",
+                            "image streams carry no reasoning signatures")
+        return b""
+
+    def _write_block_end(self, event: BlockEnd | ToolArgsDelta | Ping) -> bytes:
+        kind: type = type(event)
+        self._advance(kind)
+        return b""  # dropped blocks were reported at their BlockStart
+
+    _write_tool_args_delta = _write_ping = _write_block_end
+
+    def _end(self) -> bytes:
+        if self._state is _FAILED:
+            return b""
+        out = self._flush() if self._pending else b""
+        if self._state is not _State.STOPPED:
             return out + self._error(Error(
                 kind="truncated", message="images: the stream ended before it was complete"))
         return out + _DONE

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic_core import to_json
 
@@ -51,7 +51,10 @@ from ...events import (
     Citation,
     Error,
     Event,
+    ImageDone,
+    ImagePartial,
     MessageStart,
+    Ping,
     RefusalDelta,
     SignatureDelta,
     Stop,
@@ -63,7 +66,12 @@ from ...events import (
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
+from .._sequencer import DEFAULT_MAX_BUFFER, Queue, Waiting
+from .._states import Machine, Transitions
 from .wire import ANTHROPIC_FAMILY, IR_TO_ERROR, IR_TO_STOP, START_ONLY_USAGE, usage_from_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_MAX_BUFFER",
@@ -79,9 +87,6 @@ __all__ = [
     "stop_reason",
 ]
 
-DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
-"""Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
-
 _PING = b'event: ping\ndata: {"type":"ping"}\n\n'
 _MESSAGE_STOP = b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
 _DELTA = b"content_block_delta"
@@ -96,75 +101,74 @@ _Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDel
 
 class _State(enum.Enum):
     IDLE = enum.auto()  #: no MessageStart yet
-    PENDING = enum.auto()  #: MessageStart seen, message_start not written yet
+    STARTED = enum.auto()  #: MessageStart seen, message_start not written yet
     OPEN = enum.auto()  #: message_start written
     DONE = enum.auto()  #: message_stop or error written; only Usage and Ping may follow
 
 
-class _Block:
+_CONTENT = tuple(kind for kind in Encoder.BODY if kind is not Ping)  # a Ping writes message_start
+
+_MACHINE: Transitions[_State] = Transitions("messages", {
+    (_State.IDLE, MessageStart): _State.STARTED,
+    (_State.IDLE, Usage): _State.IDLE,
+    (_State.IDLE, Ping): _State.IDLE,  # a ping before anything: no message_start for it
+    (_State.IDLE, Error): _State.DONE,  # message_start, then the error
+    **{(_State.STARTED, kind): _State.STARTED for kind in _CONTENT},
+    (_State.STARTED, "message_start"): _State.OPEN,  # the lazy preamble, before a block
+    (_State.STARTED, Ping): _State.OPEN,  # message_start first, in the source's order
+    (_State.STARTED, Stop): _State.DONE,
+    (_State.STARTED, Error): _State.DONE,
+    **{(_State.OPEN, kind): _State.OPEN for kind in Encoder.BODY},
+    (_State.OPEN, Stop): _State.DONE,
+    (_State.OPEN, Error): _State.DONE,
+    (_State.DONE, Usage): _State.DONE,
+    (_State.DONE, Ping): _State.DONE,
+}, error=EncodeError, words=Encoder.refusals(_State))
+
+
+class _Block(Waiting):
     """One IR block: on the wire, waiting its turn, or dropped."""
 
-    __slots__ = ("ended", "held", "index", "prefix", "signature", "skip", "start", "wire",
-                 "wire_kind")
+    __slots__ = ("index", "prefix", "signature", "skip", "start", "wire", "wire_kind")
 
     def __init__(self, start: BlockStart, skip: bool) -> None:
+        super().__init__()
         self.start = start
         self.index = start.index
         self.skip = skip  # the target cannot carry it: nothing goes on the wire
         self.wire = -1  # the wire index once written
-        self.held: list[_Delta] = []  # deltas that arrived while waiting
-        self.ended = False  # BlockEnd arrived while waiting
         self.signature: str | None = None  # the last Anthropic signature, written at the stop
         # The delta family this block accepts on the hot path ("text" for text and refusal).
         self.wire_kind = "text" if start.kind == "refusal" else start.kind
         self.prefix = b""  # `{"type":"content_block_delta","index":N,"delta":{"type":"` once open
 
 
-class MessagesEncoder(Encoder):
+class MessagesEncoder(Machine[_State], Encoder):
     """Encodes IR events as an Anthropic Messages stream."""
 
     format = "messages"
-    options = Encoder.options | {"input_tokens", "max_buffer"}
+    _transitions = _MACHINE
 
     def __init__(self, *, input_tokens: int | None = None, max_buffer: int = DEFAULT_MAX_BUFFER,
-                 **options: Any) -> None:
+                 **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
         self.input_tokens = input_tokens
         """The prompt size for `message_start.usage.input_tokens`, when the caller knows it."""
-        self.max_buffer = max_buffer
-        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
         self._state = _State.IDLE
         self._start: MessageStart | None = None
         self._same = False  # the source is messages: raw objects may be re-emitted unchanged
         self._usage: Usage | None = None
         self._blocks: dict[int, _Block] = {}  # IR index -> block
-        self._open: _Block | None = None  # the block open on the wire
-        self._waiting: list[_Block] = []  # started while another was open, in IR order
-        self._held = 0  # UTF-8 bytes held back
+        self._queue: Queue[_Block] = Queue(self.format, max_buffer)  # writing, then waiting
         self._next_wire = 0
         self._tool_used = False
-        self._writers: dict[str, Callable[[Any], bytes]] = {
-            "message_start": self._write_message_start,
-            "block_start": self._write_block_start,
-            "block_end": self._write_block_end,
-            "text_delta": self._write_text,
-            "refusal_delta": self._write_text,
-            "thinking_delta": self._write_thinking,
-            "signature_delta": self._write_delta,
-            "tool_args_delta": self._write_args,
-            "citation": self._write_delta,
-            "image_partial": self._write_image,
-            "image_done": self._write_image,
-            "usage": self._write_usage,
-            "stop": self._write_stop,
-            "error": self._write_error,
-            "ping": self._write_ping,
-        }
+
+    @property
+    def max_buffer(self) -> int:
+        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
+        return self._queue.max_buffer
 
     # -- Encoder hooks --------------------------------------------------------------------------
-
-    def _encode(self, event: Event) -> bytes:
-        return self._writers[event.type](event)
 
     def _end(self) -> bytes:
         if self._state is _State.DONE:
@@ -175,64 +179,71 @@ class MessagesEncoder(Encoder):
     # -- writers, one per IR event --------------------------------------------------------------
 
     def _write_message_start(self, event: MessageStart) -> bytes:
-        if self._state is not _State.IDLE:
-            self._cannot(event, self._state.name)
+        self._advance(MessageStart)
         self._start = event
         self._same = event.origin == self.format
-        self._state = _State.PENDING
         return b""
 
     def _write_block_start(self, event: BlockStart) -> bytes:
-        self._check_live(event)
+        self._advance(BlockStart)
         if event.index in self._blocks:
             raise EncodeError(f"messages: second BlockStart for block {event.index}",
                               format=self.format)
         block = _Block(event, skip=not carries(event, self._same, self.report))
         self._blocks[event.index] = block
-        if block.skip:
+        if block.skip or not self._queue.add(block):
             return b""
-        if self._open is not None:
-            self._waiting.append(block)
-            return b""
-        return self._open_block(block)
+        return self._message_start() + self._open_block(block, [])
 
     def _write_block_end(self, event: BlockEnd) -> bytes:
-        self._check_live(event)
+        self._advance(BlockEnd)
         block = self._block(event)
-        if block is self._open:
-            return self._close_open()
-        block.ended = True  # a waiting block closes when its turn comes
-        return b""
+        if block is not self._queue.writing:
+            block.ended = True  # a waiting block closes when its turn comes
+            return b""
+        parts = [self._close(block)]
+        for waiting, held in self._queue.release():
+            parts.append(self._open_block(waiting, held))
+            if waiting.ended:
+                parts.append(self._close(waiting))
+        return b"".join(parts)
 
-    def _write_text(self, event: TextDelta | RefusalDelta) -> bytes:
-        block = self._open
+    # The hot path, for the three deltas of the writing block: no `_advance`, as a block writes
+    # only in the STARTED and OPEN states, where a delta leaves the state as it is.
+
+    def _write_text_delta(self, event: TextDelta | RefusalDelta) -> bytes:
+        block = self._queue.writing
         if block is not None and block.index == event.index and block.wire_kind == "text":
             if not event.text:
                 return b""
             return frame(_DELTA, block.prefix + _TEXT + to_json(event.text) + b"}}")
-        return self._write_delta(event)
+        return self._delta(event)
 
-    def _write_thinking(self, event: ThinkingDelta) -> bytes:
-        block = self._open
+    _write_refusal_delta = _write_text_delta
+
+    def _write_thinking_delta(self, event: ThinkingDelta) -> bytes:
+        block = self._queue.writing
         if block is not None and block.index == event.index and block.wire_kind == "thinking":
             if not event.text:
                 return b""
             return frame(_DELTA, block.prefix + _THINKING + to_json(event.text) + b"}}")
-        return self._write_delta(event)
+        return self._delta(event)
 
-    def _write_args(self, event: ToolArgsDelta) -> bytes:
-        block = self._open
+    def _write_tool_args_delta(self, event: ToolArgsDelta) -> bytes:
+        block = self._queue.writing
         if block is not None and block.index == event.index and block.wire_kind == "tool_call":
             if not event.json:
                 return b""
             return frame(_DELTA, block.prefix + _ARGS + to_json(event.json) + b"}}")
-        return self._write_delta(event)
+        return self._delta(event)
 
-    def _write_delta(self, event: _Delta) -> bytes:
-        block = self._open
+    def _delta(self, event: _Delta) -> bytes:
+        """Any delta: written for the writing block, held for a waiting one."""
+        block = self._queue.writing
         if block is not None and block.index == event.index:
             return self._delta_bytes(block, event)  # the hot path: the open block
-        self._check_live(event)
+        kind: type = type(event)
+        self._advance(kind)
         block = self._block(event)
         if block.skip:
             return b""
@@ -240,20 +251,20 @@ class MessagesEncoder(Encoder):
             raise EncodeError(
                 f"messages: {type(event).__name__} for block {event.index} after its BlockEnd",
                 format=self.format)
-        block.held.append(event)
-        self._held += _size(event)
-        if self._held > self.max_buffer:
-            raise EncodeError(
-                f"messages: held-back content exceeds max_buffer ({self.max_buffer} bytes) "
-                "while waiting for the open block to end", format=self.format)
+        self._queue.hold(block, event)
         return b""
 
-    def _write_image(self, event: Event) -> bytes:
-        self._check_live(event)
+    _write_signature_delta = _write_citation = _delta
+
+    def _write_image_partial(self, event: ImagePartial | ImageDone) -> bytes:
+        kind: type = type(event)
+        self._advance(kind)
         return b""  # the image block was reported at its start
 
+    _write_image_done = _write_image_partial
+
     def _write_usage(self, event: Usage) -> bytes:
-        if self._state is _State.DONE:
+        if self._advance(Usage) is _State.DONE:
             if self._usage is None or figures(event) != figures(self._usage):
                 self.report.add("encode", self.format, "usage",
                                 "usage that arrived after the stop has no place after message_stop")
@@ -262,10 +273,10 @@ class MessagesEncoder(Encoder):
         return b""
 
     def _write_stop(self, event: Stop) -> bytes:
-        self._check_live(event)
-        out = self._ensure_started() + self._flush_blocks()
+        state = self._state
+        self._advance(Stop)
+        out = self._preamble(state) + self._drain()
         reason, sequence = stop_reason(event, self._same, self._tool_used, self.report)
-        self._state = _State.DONE
         return out + self._frame(b"message_delta", {
             "type": "message_delta",
             "delta": {"stop_reason": reason, "stop_sequence": sequence},
@@ -275,22 +286,21 @@ class MessagesEncoder(Encoder):
     def _write_error(self, event: Error) -> bytes:
         # An Error may come first (an upstream that failed before saying anything): the
         # message_start written before it keeps the SDK's grammar, and the error makes it raise.
-        if self._state is _State.DONE:
-            self._cannot(event, self._state.name)
         return self._fail_stream(event)
 
-    def _write_ping(self, event: Event) -> bytes:
-        if self._state is _State.PENDING:
+    def _write_ping(self, event: Ping) -> bytes:
+        state = self._state
+        self._advance(Ping)
+        if state is _State.STARTED:
             # Keep the source's order (message_start first). Only a Usage right after
             # MessageStart could still improve message_start, and it comes before any ping.
-            return self._ensure_started() + _PING
-        return b"" if self._state is _State.DONE else _PING
+            return self._preamble(state) + _PING
+        return b"" if state is _State.DONE else _PING
 
     # -- blocks ---------------------------------------------------------------------------------
 
-    def _open_block(self, block: _Block) -> bytes:
-        """Write the block's start and everything it held back; close it if it already ended."""
-        out = self._ensure_started()
+    def _open_block(self, block: _Block, held: list[Event]) -> bytes:
+        """Write the block's start and the deltas it held back while it waited."""
         start = block.start
         if start.kind == "tool_call":
             self._tool_used = True
@@ -298,24 +308,15 @@ class MessagesEncoder(Encoder):
         block.wire = self._next_wire
         block.prefix = b'{"type":"content_block_delta","index":%d,"delta":{"type":"' % block.wire
         self._next_wire += 1
-        self._open = block
-        out += self._frame(b"content_block_start", {
+        out = self._frame(b"content_block_start", {
             "type": "content_block_start", "index": block.wire, "content_block": content})
-        if block.held:
-            parts = [out]
-            for delta in block.held:
-                self._held -= _size(delta)
-                parts.append(self._delta_bytes(block, delta))
-            block.held = []
-            out = b"".join(parts)
-        if block.ended:
-            out += self._close_open()
+        if held:
+            out = b"".join([out, *(self._delta_bytes(block, delta)  # type: ignore[arg-type]
+                                   for delta in held)])
         return out
 
-    def _close_open(self) -> bytes:
-        """Stop the open block, then open the next waiting one (and so on, while they ended)."""
-        block = self._open
-        assert block is not None
+    def _close(self, block: _Block) -> bytes:
+        """Stop the writing block (its signature first)."""
         out = b""
         if block.signature is not None:
             out = self._frame(b"content_block_delta", {
@@ -323,19 +324,17 @@ class MessagesEncoder(Encoder):
                 "delta": {"type": "signature_delta", "signature": block.signature}})
         out += self._frame(b"content_block_stop", {"type": "content_block_stop",
                                                    "index": block.wire})
-        self._open = None
         del self._blocks[block.index]
-        if self._waiting:
-            out += self._open_block(self._waiting.pop(0))
         return out
 
-    def _flush_blocks(self) -> bytes:
-        """Close the open block and write every waiting one whole (for Stop, Error, end)."""
-        out = b""
-        while self._open is not None:
-            self._open.ended = True
-            out += self._close_open()
-        return out
+    def _drain(self) -> bytes:
+        """Close the writing block and write every waiting one whole (for Stop, Error, end)."""
+        parts = []
+        for block, held in self._queue.drain():
+            if held is not None:
+                parts.append(self._open_block(block, held))
+            parts.append(self._close(block))
+        return b"".join(parts)
 
     def _delta_bytes(self, block: _Block, event: _Delta) -> bytes:
         kind = block.start.kind
@@ -351,42 +350,35 @@ class MessagesEncoder(Encoder):
         if etype is ThinkingDelta and kind == "thinking":
             text = event.text  # type: ignore[union-attr]
             return frame(_DELTA, block.prefix + _THINKING + to_json(text) + b"}}") if text else b""
-        if isinstance(event, TextDelta | RefusalDelta) and kind in ("text", "refusal"):
-            if not event.text:
-                return b""
-            delta: dict[str, Any] = {"type": "text_delta", "text": event.text}
-        elif isinstance(event, ToolArgsDelta) and kind == "tool_call":
-            if not event.json:
-                return b""
-            delta = {"type": "input_json_delta", "partial_json": event.json}
-        elif isinstance(event, ThinkingDelta) and kind == "thinking":
-            if not event.text:
-                return b""
-            delta = {"type": "thinking_delta", "thinking": event.text}
-        elif isinstance(event, SignatureDelta) and kind == "thinking":
+        if isinstance(event, SignatureDelta) and kind == "thinking":
             if carries_signature(event, self.report):
                 block.signature = event.signature  # replaces; written once, before the stop
             return b""
-        elif isinstance(event, Citation) and kind in ("text", "refusal"):
+        if isinstance(event, Citation) and kind in ("text", "refusal"):
             if not carries_citation(self._same, self.report):
                 return b""
-            delta = {"type": "citations_delta", "citation": event.raw}
-        else:
-            raise EncodeError(f"messages: {type(event).__name__} in a {kind} block",
-                              format=self.format)
-        return self._frame(b"content_block_delta", {
-            "type": "content_block_delta", "index": block.wire, "delta": delta})
+            return self._frame(b"content_block_delta", {
+                "type": "content_block_delta", "index": block.wire,
+                "delta": {"type": "citations_delta", "citation": event.raw}})
+        raise EncodeError(f"messages: {type(event).__name__} in a {kind} block",
+                          format=self.format)
 
     # -- message envelope -----------------------------------------------------------------------
 
-    def _ensure_started(self) -> bytes:
+    def _message_start(self) -> bytes:
+        """The lazy preamble, before the first block is written."""
         if self._state is _State.OPEN:
             return b""
-        if self._state is _State.IDLE:  # only reachable from end() or an Error before anything
-            self._start = MessageStart(origin="")
-        start = self._start
+        state = self._state
+        self._advance("message_start")
+        return self._preamble(state)
+
+    def _preamble(self, state: _State) -> bytes:
+        """`message_start`, unless it was written (in `state`, the state before this event)."""
+        if state is _State.OPEN:
+            return b""
+        start = self._start if state is _State.STARTED else MessageStart(origin="")
         assert start is not None
-        self._state = _State.OPEN
         return self._frame(b"message_start", {"type": "message_start", "message": {
             "id": self.id_factory("msg_"),
             "type": "message",
@@ -399,33 +391,20 @@ class MessagesEncoder(Encoder):
         }})
 
     def _fail_stream(self, error: Error) -> bytes:
-        out = self._ensure_started() + self._flush_blocks()
-        self._state = _State.DONE
+        state = self._state
+        self._advance(Error)
+        out = self._preamble(state) + self._drain()
         return out + self._frame(b"error", error_payload(error, self._same))
 
     # -- checks ---------------------------------------------------------------------------------
 
-    def _check_live(self, event: Event) -> None:
-        if self._state is _State.IDLE or self._state is _State.DONE:
-            self._cannot(event, self._state.name)
-
-    def _block(self, event: BlockEnd | _Delta | BlockStart) -> _Block:
+    def _block(self, event: BlockEnd | _Delta | ImagePartial | ImageDone) -> _Block:
         block = self._blocks.get(event.index)
         if block is None:
             raise EncodeError(
                 f"messages: {type(event).__name__} for block {event.index}, which is not open",
                 format=self.format)
         return block
-
-
-def _size(event: _Delta) -> int:
-    if isinstance(event, ToolArgsDelta):
-        return len(event.json.encode())
-    if isinstance(event, SignatureDelta):
-        return len(event.signature)
-    if isinstance(event, Citation):
-        return 0
-    return len(event.text.encode())
 
 
 def figures(usage: Usage) -> tuple[int | None, ...]:

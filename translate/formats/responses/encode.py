@@ -34,7 +34,6 @@ usage is known, else held until a `Usage` or `end()`. `Error`, and a stream that
 from __future__ import annotations
 
 import enum
-from collections import deque
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic_core import to_json
@@ -62,6 +61,8 @@ from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
 from .._openai import OPENAI_ERRORS
+from .._sequencer import DEFAULT_MAX_BUFFER, Queue, Waiting
+from .._states import Machine, Transitions
 from .wire import (
     KIND_TO_CODE,
     RESPONSE_ERROR_CODES,
@@ -71,7 +72,7 @@ from .wire import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import assert_never
+    from typing_extensions import Unpack
 
 __all__ = [
     "DEFAULT_MAX_BUFFER",
@@ -99,15 +100,30 @@ __all__ = [
     "usage_body",
 ]
 
-DEFAULT_MAX_BUFFER = 64 * 1024 * 1024
-"""Default bound, in UTF-8 bytes, on the content held back for blocks waiting their turn."""
-
-
 class _State(enum.Enum):
-    IDLE = enum.auto()  #: nothing written yet
+    IDLE = enum.auto()  #: nothing yet
+    STARTED = enum.auto()  #: MessageStart seen, nothing written
     OPEN = enum.auto()  #: preamble written, items flowing
     STOPPED = enum.auto()  #: Stop seen; the terminal event waits for usage or end()
-    DONE = enum.auto()  #: terminal event written; only end() may follow
+    DONE = enum.auto()  #: terminal event written; only Usage and Ping may follow
+
+
+_BEFORE = (_State.IDLE, _State.STARTED)  # the preamble is written by the first event needing it
+_DELTAS = tuple(kind for kind in Encoder.BODY if kind not in (BlockStart, Usage, Ping))
+
+_MACHINE: Transitions[_State] = Transitions("responses", {
+    (_State.IDLE, MessageStart): _State.STARTED,
+    **{(state, kind): state for state in (*_BEFORE, _State.OPEN) for kind in (Usage, Ping)},
+    **{(state, BlockStart): _State.OPEN for state in (*_BEFORE, _State.OPEN)},
+    **{(_State.OPEN, kind): _State.OPEN for kind in _DELTAS},
+    **{(state, Stop): _State.STOPPED for state in (*_BEFORE, _State.OPEN)},
+    **{(state, Error): _State.DONE for state in (*_BEFORE, _State.OPEN, _State.STOPPED)},
+    (_State.STOPPED, "terminal"): _State.DONE,  # Stop with the usage already known
+    (_State.STOPPED, Usage): _State.DONE,
+    (_State.STOPPED, Ping): _State.STOPPED,
+    (_State.DONE, Usage): _State.DONE,
+    (_State.DONE, Ping): _State.DONE,
+}, error=EncodeError, words=Encoder.refusals(_State))
 
 
 class Item:
@@ -139,15 +155,14 @@ class Item:
         return body
 
 
-class _Block:
+class _Block(Waiting):
     """An IR block between its `BlockStart` and the end of its writing."""
 
-    __slots__ = ("buffer", "ended", "extra", "fast", "frags", "item", "notes", "part", "start")
+    __slots__ = ("extra", "fast", "frags", "item", "notes", "part", "start")
 
     def __init__(self, start: BlockStart) -> None:
+        super().__init__()
         self.start = start
-        self.buffer: list[Event] | None = None  # held-back events while another block writes
-        self.ended = False  # its BlockEnd arrived (possibly still buffered)
         self.item: Item | None = None
         self.part = -1  # content_index or summary_index; -1 until the part is opened
         self.frags: list[str] = []
@@ -161,9 +176,6 @@ class _Block:
 IMAGE_FIELDS = ("background", "output_format", "quality", "size")
 """The image settings an image_generation_call item echoes."""
 
-_FAST_KINDS = (TextDelta, ToolArgsDelta, ThinkingDelta)
-
-
 def _fast(delta: type, event: str, item: Item, index: str | None, part: int,
           tail: bytes) -> tuple[type, bytes, bytes, bytes, bytes]:
     """The constant pieces of a block's delta events, so that the hot path writes
@@ -176,22 +188,25 @@ def _fast(delta: type, event: str, item: Item, index: str | None, part: int,
     return (delta, event.encode(), head, mid + b',"delta":', tail)
 
 
-class ResponsesEncoder(Encoder):
+_ITEM_DELTAS = (TextDelta, RefusalDelta, ThinkingDelta, ToolArgsDelta, ImagePartial)
+"""The deltas written into their block's item: refused for a block that opened none."""
+
+
+class ResponsesEncoder(Machine[_State], Encoder):
     """Encodes IR events as an OpenAI Responses stream that `client.responses.stream(...)`
     accepts, with a complete final response."""
 
     format: ClassVar[str] = "responses"
-    options = Encoder.options | {"max_buffer"}
+    _transitions = _MACHINE
 
-    def __init__(self, *, max_buffer: int = DEFAULT_MAX_BUFFER, **options: Any) -> None:
+    def __init__(self, *, max_buffer: int = DEFAULT_MAX_BUFFER,
+                 **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
-        self.max_buffer = max_buffer
-        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
-        self._held = 0  # bytes of content in the buffers of held-back blocks
+        self._queue: Queue[_Block] = Queue(self.format, max_buffer)  # writing, then waiting
         self._state = _State.IDLE
         self._out: list[bytes] = []
         self._seq = 0
-        self._id = ""
+        self._id = ""  # set by the preamble
         self._created = 0
         self._model = ""
         self._same = False  # the source is a responses stream: raw objects are ours
@@ -199,109 +214,125 @@ class ResponsesEncoder(Encoder):
         self._item: Item | None = None  # the open item
         self._output: list[dict[str, Any]] = []  # finished items, in output_index order
         self._blocks: dict[int, _Block] = {}
-        self._order: deque[_Block] = deque()  # unfinished blocks in start order; [0] writes
         self._usage: Usage | None = None
         self._stop: Stop | None = None
 
-    # -- entry points ---------------------------------------------------------------------------
+    @property
+    def max_buffer(self) -> int:
+        """Bound on held-back content, in UTF-8 bytes; exceeded -> `EncodeError`."""
+        return self._queue.max_buffer
 
-    def _encode(self, event: Event) -> bytes:
+    # -- writers, one per IR event --------------------------------------------------------------
+
+    def _write_text_delta(self, event: TextDelta | ThinkingDelta | ToolArgsDelta) -> bytes:
         # Hot path: a text, reasoning or argument fragment of the block being written (its
         # part already open) is one event spliced from the block's cached JSON pieces and one
-        # `to_json` of the fragment (no match, no buffering, no dict built).
+        # `to_json` of the fragment (no buffering, no dict built). No `_advance`: blocks exist
+        # only in the OPEN state, where a delta leaves it as it is.
         kind = type(event)
-        if kind in _FAST_KINDS:
-            block = self._blocks.get(event.index)  # type: ignore[union-attr]
-            if block is not None:
-                fast = block.fast
-                if (fast is not None and fast[0] is kind and block.buffer is None
-                        and not block.ended):
-                    text: str = event.json if kind is ToolArgsDelta else event.text  # type: ignore[union-attr]
-                    block.frags.append(text)
-                    seq = self._seq
-                    self._seq = seq + 1
-                    return frame(fast[1], b"%b%d%b%b%b" % (fast[2], seq, fast[3], to_json(text),
-                                                          fast[4]))
+        block = self._blocks.get(event.index)
+        if block is not None:
+            fast = block.fast
+            if fast is not None and fast[0] is kind and block.held is None and not block.ended:
+                text: str = event.json if kind is ToolArgsDelta else event.text  # type: ignore[union-attr]
+                block.frags.append(text)
+                seq = self._seq
+                self._seq = seq + 1
+                return frame(fast[1], b"%b%d%b%b%b" % (fast[2], seq, fast[3], to_json(text),
+                                                      fast[4]))
+        return self._delta(event)
+
+    _write_thinking_delta = _write_tool_args_delta = _write_text_delta
+
+    def _delta(self, event: TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta
+               | ToolArgsDelta | Citation | ImagePartial | ImageDone) -> bytes:
+        """Any delta: written for the writing block, held for a waiting one."""
+        kind: type = type(event)
+        self._advance(kind)
+        block = self._block(event)
+        if block.held is not None:
+            self._queue.hold(block, event)
+        else:
+            self._put(block, event)
+        return self._flush()
+
+    _write_refusal_delta = _write_signature_delta = _write_citation = _delta
+    _write_image_partial = _write_image_done = _delta
+
+    def _write_message_start(self, event: MessageStart) -> bytes:
+        self._advance(MessageStart)
+        self._same = event.origin == "responses"
+        if event.model is not None:
+            self._model = event.model
+        if event.created is not None:
+            self._created = event.created
+        return b""
+
+    def _write_block_start(self, event: BlockStart) -> bytes:
+        self._advance(BlockStart)
+        self._preamble()
+        if event.index in self._blocks:
+            self._cannot(event, self._state.name)
+        block = self._blocks[event.index] = _Block(event)
+        if self._queue.add(block):
+            self._begin(block)
+        return self._flush()
+
+    def _write_block_end(self, event: BlockEnd) -> bytes:
+        self._advance(BlockEnd)
+        block = self._block(event)
+        block.ended = True
+        if block.held is not None:
+            return b""  # it closes in its turn
+        self._finish(block)
+        for waiting, held in self._queue.release():
+            self._begin(waiting)
+            for delta in held:
+                self._put(waiting, delta)
+            if waiting.ended:
+                self._finish(waiting)
+        return self._flush()
+
+    def _write_usage(self, event: Usage) -> bytes:
         state = self._state
-        if state is _State.DONE:
-            if type(event) is Usage:
+        if self._advance(Usage) is _State.DONE:
+            if state is _State.DONE:
                 self.report.add("encode", "responses", "usage",
                                 "usage after the terminal event cannot be written")
                 return b""
-            if type(event) is Ping:
-                return b""
-            self._cannot(event, state.name)
-        if state is _State.STOPPED:
-            if type(event) is Usage:
-                self._usage = event
-                self._terminal()
-            elif type(event) is Error:
-                self._fail(event)
-            elif type(event) is not Ping:
-                self._cannot(event, state.name)
+            self._usage = event  # the usage a held Stop waited for
+            self._terminal()
             return self._flush()
-        match event:
-            case MessageStart():
-                if state is not _State.IDLE or self._id:
-                    self._cannot(event, state.name)
-                self._same = event.origin == "responses"
-                if event.model is not None:
-                    self._model = event.model
-                if event.created is not None:
-                    self._created = event.created
-                return b""
-            case BlockStart():
-                self._preamble()
-                block = _Block(event)
-                if event.index in self._blocks:
-                    self._cannot(event, state.name)
-                self._blocks[event.index] = block
-                self._order.append(block)
-                if self._order[0] is block:
-                    self._begin(block)
-                else:
-                    block.buffer = []
-            case BlockEnd():
-                block = self._block(event)
-                block.ended = True
-                if block.buffer is not None:
-                    block.buffer.append(event)
-                else:
-                    self._finish(block)
-                    self._advance()
-            case TextDelta() | RefusalDelta() | ThinkingDelta() | SignatureDelta() \
-                    | ToolArgsDelta() | Citation() | ImagePartial() | ImageDone():
-                block = self._block(event)
-                if block.buffer is not None:
-                    block.buffer.append(event)
-                    self._hold(event)
-                else:
-                    self._write(block, event)
-            case Usage():
-                self._usage = event
-                return b""
-            case Stop():
-                self._preamble()
-                self._drain(failed=False)
-                self._stop = event
-                self._state = _State.STOPPED
-                if self._usage is not None:
-                    self._terminal()
-            case Error():
-                self._preamble()
-                self._fail(event)
-            case Ping():
-                return b""
-            case _:
-                if TYPE_CHECKING:
-                    assert_never(event)
+        self._usage = event
+        return b""
+
+    def _write_stop(self, event: Stop) -> bytes:
+        self._advance(Stop)
+        self._preamble()
+        self._drain(failed=False)
+        self._stop = event
+        if self._usage is not None:
+            self._advance("terminal")
+            self._terminal()
         return self._flush()
+
+    def _write_error(self, event: Error) -> bytes:
+        self._advance(Error)
+        self._preamble()
+        self._fail(event)
+        return self._flush()
+
+    def _write_ping(self, event: Ping) -> bytes:
+        self._advance(Ping)
+        return b""
 
     def _end(self) -> bytes:
         state = self._state
         if state is _State.STOPPED:
+            self._advance("terminal")
             self._terminal()
         elif state is not _State.DONE:
+            self._advance(Error)
             self._preamble()
             self._fail(Error(kind="truncated",
                              message="responses: the source ended before its last event"))
@@ -328,9 +359,9 @@ class ResponsesEncoder(Encoder):
         return response_object(self._id, self._created, self._model, status, **fields)
 
     def _preamble(self) -> None:
-        if self._state is not _State.IDLE:
+        """`response.created` and `response.in_progress`, before the first event needing them."""
+        if self._id:
             return
-        self._state = _State.OPEN
         self._id = self.id_factory("resp_")
         if not self._created:
             self._created = int(self.clock())
@@ -344,53 +375,19 @@ class ResponsesEncoder(Encoder):
             self._cannot(event, "no open block " + str(event.index))
         return block
 
-    def _hold(self, event: Event) -> None:
-        """Count a held-back event against `max_buffer`."""
-        self._held += _held_size(event)
-        if self._held > self.max_buffer:
-            raise EncodeError(
-                f"responses: held-back content exceeds max_buffer ({self.max_buffer} bytes) "
-                "while waiting for the writing block to end", format=self.format)
-
-    def _advance(self) -> None:
-        """The writing block finished: replay the held-back blocks that follow it."""
-        order = self._order
-        order.popleft()
-        while order:
-            block = order[0]
-            buffer = block.buffer
-            block.buffer = None
-            self._begin(block)
-            if buffer:
-                self._held -= sum(_held_size(event) for event in buffer)
-                for event in buffer:
-                    if type(event) is BlockEnd:
-                        self._finish(block)
-                    else:
-                        self._write(block, event)
-            if not block.ended:
-                return
-            order.popleft()
-
     def _drain(self, *, failed: bool) -> None:
         """Write every unfinished block (held-back ones too), then close the open item."""
-        order = self._order
-        while order:
-            block = order[0]
-            if block.buffer is not None:
-                buffer = block.buffer
-                block.buffer = None
+        for block, held in self._queue.drain():
+            if held is not None:
                 self._begin(block)
-                for event in buffer:
-                    if type(event) is not BlockEnd:
-                        self._write(block, event)
+                for event in held:
+                    self._put(block, event)
             if failed and block.start.kind == "tool_call":
                 self._abandon_call(block)
             elif failed and block.start.kind == "image" and "result" not in block.extra:
                 self._abandon_image(block)
             else:
                 self._finish(block)
-            order.popleft()
         self._close_item("incomplete" if failed else "completed")
 
     # -- items ----------------------------------------------------------------------------------
@@ -479,7 +476,7 @@ class ResponsesEncoder(Encoder):
             else:
                 report_redacted(start, self.report)
 
-    def _write(self, block: _Block, event: Event) -> None:
+    def _put(self, block: _Block, event: Event) -> None:
         """One delta-like event of the writing block."""
         fast = block.fast
         if fast is not None and type(event) is fast[0]:
@@ -493,9 +490,12 @@ class ResponsesEncoder(Encoder):
                                                              to_json(fragment), fast[4])))
             return
         item = block.item
+        if item is None and type(event) in _ITEM_DELTAS:  # an opaque, redacted or lost block
+            raise EncodeError(f"responses: {type(event).__name__} for block {block.start.index} "
+                              f"({block.start.kind}), which has no item", format=self.format)
         match event:
             case TextDelta(text=text) | RefusalDelta(text=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 block.frags.append(text)
                 if type(event) is TextDelta:
                     self._emit("response.output_text.delta", {
@@ -506,7 +506,7 @@ class ResponsesEncoder(Encoder):
                         "item_id": item.body["id"], "output_index": item.index,
                         "content_index": block.part, "delta": text})
             case ThinkingDelta(text=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 if block.part < 0:
                     self._open_reasoning_part(block, item)
                 block.frags.append(text)
@@ -519,7 +519,7 @@ class ResponsesEncoder(Encoder):
                         "item_id": item.body["id"], "output_index": item.index,
                         "content_index": block.part, "delta": text})
             case ToolArgsDelta(json=text):
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 block.frags.append(text)
                 self._emit("response.function_call_arguments.delta", {
                     "item_id": item.body["id"], "output_index": item.index, "delta": text})
@@ -538,7 +538,7 @@ class ResponsesEncoder(Encoder):
                 else:
                     report_signature(provider, self.report)
             case ImagePartial():
-                assert item is not None
+                assert item is not None  # _ITEM_DELTAS
                 fields: dict[str, Any] = {
                     "output_index": item.index, "item_id": item.body["id"],
                     "partial_image_index": event.partial_index,
@@ -652,7 +652,6 @@ class ResponsesEncoder(Encoder):
     def _terminal(self) -> None:
         stop = self._stop
         assert stop is not None
-        self._state = _State.DONE
         status, fields = terminal_status(stop, self.report)
         response = self._response(status, **fields, output=self._output,
                                   usage=self._usage_body())
@@ -664,7 +663,6 @@ class ResponsesEncoder(Encoder):
         """An error, a truncation or bad input: close what is open as incomplete, then the
         `error` event in both shapes and `response.failed` (spec §5)."""
         self._drain(failed=True)
-        self._state = _State.DONE
         code, enum_code, etype = error_codes(error, self._same)
         message = error.message
         self._emit("error", {"code": code, "message": message, "param": None,
@@ -673,20 +671,6 @@ class ResponsesEncoder(Encoder):
         self._emit("response.failed", {"response": self._response(
             "failed", error={"code": enum_code, "message": message}, output=self._output,
             usage=self._usage_body())})
-
-
-def _held_size(event: Event) -> int:
-    """What a held-back event costs against `max_buffer`: its content in UTF-8 bytes."""
-    kind = type(event)
-    if kind is TextDelta or kind is RefusalDelta or kind is ThinkingDelta:
-        return len(event.text.encode())  # type: ignore[union-attr]
-    if kind is ToolArgsDelta:
-        return len(event.json.encode())  # type: ignore[union-attr]
-    if kind is SignatureDelta:
-        return len(event.signature)  # type: ignore[union-attr]
-    if kind is ImagePartial or kind is ImageDone:
-        return len(event.b64 or "")  # type: ignore[union-attr]
-    return 0
 
 
 # -- the response, shared with the accumulator (accumulate.py) --------------------------------
