@@ -68,3 +68,15 @@ def test_pairs_cover_every_state_and_every_kind() -> None:
     assert (_S.DONE, "start", None) in pairs
     assert _TABLE.expected(_S.OPEN) == ("delta", "stop")
     assert _TABLE.allows(_S.IDLE, "start") and not _TABLE.allows(_S.IDLE, "delta")
+
+
+def test_a_format_can_word_a_refusal_by_pair_or_by_state() -> None:
+    table = Transitions("demo", {(_S.IDLE, "start"): _S.OPEN, (_S.OPEN, "stop"): _S.DONE},
+                        words={(_S.OPEN, "start"): "second start",
+                               _S.DONE: "{kind} after the end (expected {expected})"})
+    with pytest.raises(DecodeError, match="^second start$"):
+        table.advance(_S.OPEN, "start")
+    with pytest.raises(DecodeError, match=r"^stop after the end \(expected nothing more\)$"):
+        table.advance(_S.DONE, "stop")
+    with pytest.raises(DecodeError, match="^expected start in state IDLE, got stop$"):
+        table.advance(_S.IDLE, "stop")

@@ -42,10 +42,13 @@ How to use it
    format, the number of the SSE event and its excerpt. Any other class (`EncodeError` for an
    encoder) is raised with the format in the message and as `format`.
 
-4. Where a codec needs its own words for a refusal ("second message_start"), it checks
-   `self._transitions.allows(self._state, kind)` first, or catches nothing and lets the
-   table speak. `Transitions.pairs()` lists every (state, kind) with its next state or None:
-   the hypothesis test over every pair (tests/test_decoder_states.py) is built on it.
+4. Where a format has its own words for a refusal ("second message_start", "content_block_stop
+   before message_start"), the table carries them: `words={(_State.OPEN, "message_start"):
+   "second message_start", _State.IDLE: "{kind} before message_start"}` (by pair, else by
+   state; `{kind}` and `{expected}` are filled in).
+
+5. `Transitions.pairs()` lists every (state, kind) with its next state, None for a refused
+   one: the hypothesis test over every pair (tests/test_decoder_states.py) is built on it.
 
 Hot paths: the table is one dict per state (`moves[state][kind]`), so `_advance` is two dict
 lookups on interned keys. A self-loop of a hot event (a delta in the OPEN state) does not need
@@ -78,10 +81,11 @@ class Transitions(Generic[S]):
     gets a row, also one with no way out (a terminal state), so `moves[state]` never fails.
     """
 
-    __slots__ = ("error", "format", "kinds", "moves", "states")
+    __slots__ = ("error", "format", "kinds", "moves", "states", "words")
 
     def __init__(self, format: str, table: Mapping[tuple[S, Hashable], S], *,
-                 error: type[TranslateError] = DecodeError) -> None:
+                 error: type[TranslateError] = DecodeError,
+                 words: Mapping[S | tuple[S, Hashable], str] | None = None) -> None:
         if not table:
             raise ValueError("a transition table needs at least one transition")
         enum_type = type(next(iter(table))[0])
@@ -100,6 +104,10 @@ class Transitions(Generic[S]):
             kinds[kind] = None
         self.kinds: tuple[Hashable, ...] = tuple(kinds)
         """Every kind the table names, in order of first appearance."""
+        self.words: Mapping[S | tuple[S, Hashable], str] = words or {}
+        """The format's own words for a refusal, by `(state, kind)` or by `state`, with
+        `{kind}` and `{expected}` filled in: `{_State.IDLE: "{kind} before message_start"}`.
+        A refusal without words of its own says `expected ... in state ..., got ...`."""
 
     def allows(self, state: S, kind: Hashable) -> bool:
         """True when `kind` may arrive in `state`."""
@@ -117,9 +125,13 @@ class Transitions(Generic[S]):
         """The words of a refusal, without the format: `expected a, b or c in state OPEN, got
         d` (`nothing more in state DONE, got d` for a terminal state)."""
         names = [_name(k) for k in self.moves[state]]
+        wanted = (names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+                  if names else "nothing more")
+        words = self.words.get((state, kind)) or self.words.get(state)
+        if words is not None:
+            return words.format(kind=_name(kind), expected=wanted)
         if not names:
             return f"nothing more expected in state {state.name}, got {_name(kind)}"
-        wanted = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
         return f"expected {wanted} in state {state.name}, got {_name(kind)}"
 
     def refuse(self, state: S, kind: Hashable) -> NoReturn:
