@@ -7,11 +7,19 @@ follow, as h11 and h2 test theirs.
 from __future__ import annotations
 
 import enum
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from translate.errors import DecodeError, EncodeError
+from translate.formats._base import Decoder
 from translate.formats._states import Machine, Transitions
+from translate.formats.messages.decode import MessagesDecoder
+from translate.formats.messages.decode import _State as MessagesState
 
 
 class _S(enum.Enum):
@@ -74,9 +82,175 @@ def test_a_format_can_word_a_refusal_by_pair_or_by_state() -> None:
     table = Transitions("demo", {(_S.IDLE, "start"): _S.OPEN, (_S.OPEN, "stop"): _S.DONE},
                         words={(_S.OPEN, "start"): "second start",
                                _S.DONE: "{kind} after the end (expected {expected})"})
-    with pytest.raises(DecodeError, match="^second start$"):
+    with pytest.raises(DecodeError, match=r"^second start$"):
         table.advance(_S.OPEN, "start")
     with pytest.raises(DecodeError, match=r"^stop after the end \(expected nothing more\)$"):
         table.advance(_S.DONE, "stop")
-    with pytest.raises(DecodeError, match="^expected start in state IDLE, got stop$"):
+    with pytest.raises(DecodeError, match=r"^expected start in state IDLE, got stop$"):
         table.advance(_S.IDLE, "stop")
+
+
+# -- every decoder, every (state, wire event) pair ---------------------------------------------
+#
+# Per decoder: payloads that drive a fresh decoder into each state of its table, one or more
+# payloads per wire event kind of the table, and malformed ones. Feeding an event in a state
+# must either follow the table (the decoder ends in the table's next state) or raise a
+# `DecodeError` naming the format; a pair the table refuses must raise. Never another
+# exception, and the decoder's `end()` afterwards never raises one either.
+
+
+def _sse(data: str, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+@dataclass(frozen=True)
+class _Spec:
+    decoder: type[Decoder]
+    drive: dict[enum.Enum, list[list[bytes]]]
+    """Per state, prefixes that lead a fresh decoder into it."""
+    samples: dict[Hashable, list[bytes]]
+    """Per wire event kind of the table, events of that kind."""
+    malformed: list[bytes] = field(default_factory=list)
+    """Events of no kind (bad JSON, unknown or missing types): they never move the state,
+    and raise only a DecodeError."""
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def table(self) -> Transitions[Any]:
+        table: Transitions[Any] = self.decoder._transitions  # type: ignore[attr-defined]
+        return table
+
+
+_M = {
+    "start": '{"type":"message_start","message":{"id":"msg_1","model":"m",'
+             '"usage":{"input_tokens":3}}}',
+    "text0": '{"type":"content_block_start","index":0,"content_block":{"type":"text",'
+             '"text":""}}',
+}
+
+MESSAGES = _Spec(
+    decoder=MessagesDecoder,
+    drive={
+        MessagesState.IDLE: [[], [_sse('{"type":"ping"}')]],
+        MessagesState.OPEN: [[_sse(_M["start"])], [_sse(_M["start"]), _sse(_M["text0"])]],
+        MessagesState.DONE: [
+            [_sse(_M["start"]), _sse('{"type":"message_stop"}')],
+            [_sse('{"type":"error","error":{"type":"overloaded_error","message":"x"}}')],
+        ],
+    },
+    samples={
+        "message_start": [_sse(_M["start"]), _sse('{"type":"message_start"}')],
+        "content_block_start": [
+            _sse(_M["text0"]),
+            _sse('{"type":"content_block_start","index":1,"content_block":{"type":"tool_use",'
+                 '"id":"t","name":"f","input":{}}}'),
+            _sse('{"type":"content_block_start","index":2,"content_block":'
+                 '{"type":"server_tool_use","id":"s","name":"web_search","input":{}}}'),
+        ],
+        "content_block_delta": [
+            _sse('{"type":"content_block_delta","index":0,"delta":{"type":"text_delta",'
+                 '"text":"hi"}}'),
+            _sse('{"type":"content_block_delta","index":7,"delta":{"type":"text_delta",'
+                 '"text":"hi"}}'),
+            _sse('{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta",'
+                 '"partial_json":"{"}}'),
+        ],
+        "content_block_stop": [_sse('{"type":"content_block_stop","index":0}'),
+                               _sse('{"type":"content_block_stop","index":"0"}')],
+        "message_delta": [_sse('{"type":"message_delta","delta":{"stop_reason":"end_turn"},'
+                               '"usage":{"output_tokens":2}}')],
+        "message_stop": [_sse('{"type":"message_stop"}')],
+        "ping": [_sse('{"type":"ping"}')],
+        "error": [_sse('{"type":"error","error":{"type":"api_error","message":"boom"}}'),
+                  _sse('{"type":"error"}', "error")],
+    },
+    malformed=[_sse("{"), _sse("[1]"), _sse('{"type":"whatever"}'), _sse('{"type":5}'),
+               _sse('{"index":0}'), _sse('{"type":"content_block_delta"}')],
+)
+
+SPECS = {"messages": MESSAGES}
+
+
+def _drive(spec: _Spec, state: enum.Enum, prefix: int, strict: bool) -> Decoder:
+    decoder = spec.decoder(strict=strict, **spec.options)
+    for chunk in spec.drive[state][prefix % len(spec.drive[state])]:
+        decoder.feed(chunk)
+    assert decoder._state is state  # type: ignore[attr-defined]
+    return decoder
+
+
+def _check(spec: _Spec, decoder: Decoder, kind: Hashable | None, chunk: bytes) -> bool:
+    """Feed one event; True when the decoder is still open (it followed the table)."""
+    name = spec.decoder.format
+    table = spec.table
+    before = decoder._state  # type: ignore[attr-defined]
+    expected = table.next(before, kind) if kind is not None else before
+    try:
+        decoder.feed(chunk)
+    except DecodeError as exc:
+        assert exc.format == name and str(exc).startswith(f"{name}: "), exc
+        assert decoder.closed
+        return False
+    assert kind is None or table.allows(before, kind), (
+        f"{name}: {kind} accepted in state {before.name}, which the table refuses")
+    assert decoder._state is expected, (  # type: ignore[attr-defined]
+        f"{name}: {kind} in {before.name} left {decoder._state.name}, "  # type: ignore[attr-defined]
+        f"the table says {expected.name if expected else None}")
+    return True
+
+
+def _end(spec: _Spec, decoder: Decoder) -> None:
+    """`end()` returns events or raises a DecodeError naming the format (a stream of which
+    not one event was recognised is the wrong format), never another exception."""
+    try:
+        decoder.end()
+    except DecodeError as exc:
+        assert exc.format == spec.decoder.format, exc
+
+
+def _cases() -> list[tuple[str, enum.Enum, Hashable | None, int]]:
+    cases: list[tuple[str, enum.Enum, Hashable | None, int]] = []
+    for name, spec in SPECS.items():
+        for state in spec.table.states:
+            for kind in spec.table.kinds:
+                cases += [(name, state, kind, n) for n in range(len(spec.samples[kind]))]
+            cases += [(name, state, None, n) for n in range(len(spec.malformed))]
+    return cases
+
+
+def test_every_state_and_every_wire_kind_of_each_table_has_a_sample() -> None:
+    for spec in SPECS.values():
+        assert set(spec.drive) == set(spec.table.states)
+        assert set(spec.samples) == set(spec.table.kinds)
+
+
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize(("name", "state", "kind", "number"), _cases())
+def test_each_event_in_each_state_follows_the_table_or_is_a_decode_error(
+        name: str, state: enum.Enum, kind: Hashable | None, number: int, strict: bool) -> None:
+    spec = SPECS[name]
+    for prefix in range(len(spec.drive[state])):
+        decoder = _drive(spec, state, prefix, strict)
+        chunk = spec.samples[kind][number] if kind is not None else spec.malformed[number]
+        if _check(spec, decoder, kind, chunk):
+            _end(spec, decoder)
+
+
+def _walk_steps(spec: _Spec) -> st.SearchStrategy[tuple[Hashable | None, bytes]]:
+    pairs = [(kind, chunk) for kind, chunks in spec.samples.items() for chunk in chunks]
+    pairs += [(None, chunk) for chunk in spec.malformed]
+    return st.sampled_from(pairs)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), strict=st.booleans())
+def test_random_walks_follow_the_table_at_every_step(name: str, data: st.DataObject,
+                                                     strict: bool) -> None:
+    spec = SPECS[name]
+    decoder = spec.decoder(strict=strict, **spec.options)
+    for kind, chunk in data.draw(st.lists(_walk_steps(spec), max_size=12)):
+        if not _check(spec, decoder, kind, chunk):
+            return
+    _end(spec, decoder)

@@ -24,7 +24,7 @@ import secrets
 import string
 import time
 from collections.abc import Callable
-from typing import Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn, TypedDict
 
 from pydantic_core import from_json, to_json
 
@@ -37,6 +37,7 @@ __all__ = [
     "FIXED_TIME",
     "MAX_COUNT",
     "Decoder",
+    "DecoderOptions",
     "Encoder",
     "count",
     "counting_id_factory",
@@ -198,6 +199,17 @@ def dumps(obj: Any) -> bytes:
     """Compact JSON, byte-identical to `json.dumps(obj, separators=(",", ":"),
     ensure_ascii=False)`, about 5x faster."""
     return to_json(obj)
+
+
+class DecoderOptions(TypedDict, total=False):
+    """The keywords of `Decoder.__init__`, for a subclass's signature: `def __init__(self, *,
+    choice: int = 0, **options: Unpack[DecoderOptions])` names its own options and passes
+    the rest on, so that `Decoder.__init__` is the one place that refuses an unknown one."""
+
+    strict: bool
+    max_event_size: int
+    report: LossReport | None
+    keep_envelope: bool
 
 
 class Decoder:
