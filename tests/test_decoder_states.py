@@ -18,6 +18,8 @@ from hypothesis import strategies as st
 from translate.errors import DecodeError, EncodeError
 from translate.formats._base import Decoder
 from translate.formats._states import Machine, Transitions
+from translate.formats.chat.decode import ChatDecoder
+from translate.formats.chat.decode import _State as ChatState
 from translate.formats.gemini.decode import GeminiDecoder
 from translate.formats.gemini.decode import _State as GeminiState
 from translate.formats.images.decode import ImagesDecoder
@@ -121,9 +123,9 @@ class _Spec:
     """Events of no kind (bad JSON, unknown or missing types): they never move the state,
     and raise only a DecodeError."""
     options: dict[str, Any] = field(default_factory=dict)
-    fires: Callable[[Hashable], tuple[Hashable, ...]] = lambda kind: (kind,)
-    """The kinds one sample of `kind` moves the table by, in order (a gemini chunk with
-    content is a `chunk`, then `content`)."""
+    fires: Callable[[Hashable, enum.Enum], tuple[Hashable, ...]] = lambda kind, state: (kind,)
+    """The kinds one sample of `kind` moves the table by in `state`, in order (a gemini chunk
+    with content is a `chunk`, then `content`; after an Error chat reads no chunk at all)."""
 
     @property
     def table(self) -> Transitions[Any]:
@@ -247,7 +249,7 @@ GEMINI = _Spec(
     },
     malformed=[_sse("{"), _sse("[1]"), _sse('{"foo":1}'), _sse('{"candidates":"x"}'),
                _sse('{"candidates":[5]}'), _sse('{"usageMetadata":[]}')],
-    fires=lambda kind: (kind,) if kind == "error" else ("chunk",) if kind == "chunk"
+    fires=lambda kind, state: (kind,) if kind == "error" else ("chunk",) if kind == "chunk"
     else ("chunk", kind),
 )
 
@@ -304,10 +306,60 @@ RESPONSES = _Spec(
         ],
     },
     malformed=[_sse("{"), _sse("[1]"), _sse('{"type":5}'), _sse('{"notype":1}')],
-    fires=lambda kind: (kind,),
 )
 
-SPECS = {"gemini": GEMINI, "images": IMAGES, "messages": MESSAGES, "responses": RESPONSES}
+_C = {
+    "text": _sse('{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m",'
+                 '"choices":[{"index":0,"delta":{"role":"assistant","content":"hi"}}]}'),
+    "stop": _sse('{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'),
+    "usage": _sse('{"choices":[],"usage":{"prompt_tokens":1,"completion_tokens":2,'
+                  '"total_tokens":3}}'),
+    "error": _sse('{"error":{"message":"boom","type":"server_error"}}'),
+}
+
+
+def _chat_fires(kind: Hashable, state: enum.Enum) -> tuple[Hashable, ...]:
+    if kind in ("error", "[DONE]"):
+        return (kind,)
+    if state is ChatState.ERRORED:
+        return ("chunk",)  # after an Error a chunk is read no further
+    return ("chunk",) if kind == "chunk" else ("chunk", kind)
+
+
+CHAT = _Spec(
+    decoder=ChatDecoder,
+    drive={
+        ChatState.IDLE: [[]],
+        ChatState.OPEN: [[_C["text"]], [_C["usage"]]],
+        ChatState.FINISHED: [[_C["text"], _C["stop"]]],
+        ChatState.STOPPED: [[_C["text"], _C["stop"], _C["usage"]]],
+        ChatState.ERRORED: [[_C["error"]], [_C["text"], _C["stop"], _C["error"]]],
+        ChatState.DONE: [[_C["text"], _sse("[DONE]")], [_C["error"], _sse("[DONE]")]],
+    },
+    samples={
+        "chunk": [_sse('{"choices":[{"index":0,"delta":{"role":"assistant"}}]}'),
+                  _sse('{"choices":[{"index":1,"delta":{"content":"other choice"}}]}')],
+        "content": [
+            _C["text"],
+            _sse('{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1",'
+                 '"function":{"name":"f","arguments":""}}]}}]}'),
+            _sse('{"choices":[{"index":0,"delta":{"content":null,'
+                 '"reasoning_content":"think"}}]}'),
+            _sse('{"choices":[{"index":0,"delta":{"content":5}}]}'),
+        ],
+        "usage": [_C["usage"]],
+        "finish": [_C["stop"],
+                   _sse('{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}')],
+        "error": [_C["error"], _sse('{"message":"flat"}', "error")],
+        "[DONE]": [_sse("[DONE]")],
+    },
+    malformed=[_sse("{"), _sse("[1]"), _sse('{"foo":1}'), _sse('{"choices":"x"}'),
+               _sse('{"object":"chat.completion.chunk"}'), _sse('{"choices":[]}'),
+               _sse('{"choices":[5]}')],
+    fires=_chat_fires,
+)
+
+SPECS = {"chat": CHAT, "gemini": GEMINI, "images": IMAGES, "messages": MESSAGES, "responses": RESPONSES}
 
 
 def _drive(spec: _Spec, state: enum.Enum, prefix: int, strict: bool) -> Decoder:
@@ -324,7 +376,7 @@ def _check(spec: _Spec, decoder: Decoder, kind: Hashable | None, chunk: bytes) -
     table = spec.table
     before = decoder._state  # type: ignore[attr-defined]
     expected: enum.Enum | None = before
-    for step in spec.fires(kind) if kind is not None else ():
+    for step in spec.fires(kind, before) if kind is not None else ():
         expected = table.next(expected, step) if expected is not None else None
     try:
         decoder.feed(chunk)

@@ -63,11 +63,16 @@ class Blocks(Generic[B]):
     def add(self, block: B, key: Hashable = None) -> B:
         """Register `block` as open under `key` (the block itself when None) without writing
         anything: its `BlockStart` comes later (`start`), or never (an opaque block that is
-        cut off). A key already open is replaced, its block left as it was."""
+        cut off). A key still open under another block (chat: a tool index reused for a new
+        call) moves that block to a key of its own, in its place: it stays open, in order."""
         if key is None:
             key = block
         block.key = key
         self.known[key] = block
+        old = self.open.get(key)
+        if old is not None:  # rare: rebuild the dict to keep the order of opening
+            old.key = old
+            self.open = {(old if k == key else k): v for k, v in self.open.items()}
         self.open[key] = block
         return block
 
