@@ -39,6 +39,7 @@ __all__ = [
     "FIXED_TIME",
     "MAX_COUNT",
     "Decoder",
+    "DecoderOptions",
     "Encoder",
     "count",
     "counting_id_factory",
@@ -200,6 +201,17 @@ def dumps(obj: Any) -> bytes:
     """Compact JSON, byte-identical to `json.dumps(obj, separators=(",", ":"),
     ensure_ascii=False)`, about 5x faster."""
     return to_json(obj)
+
+
+class DecoderOptions(TypedDict, total=False):
+    """The keywords of `Decoder.__init__`, for a subclass's signature: `def __init__(self, *,
+    choice: int = 0, **options: Unpack[DecoderOptions])` names its own options and passes
+    the rest on, so that `Decoder.__init__` is the one place that refuses an unknown one."""
+
+    strict: bool
+    max_event_size: int
+    report: LossReport | None
+    keep_envelope: bool
 
 
 class Decoder:

@@ -16,17 +16,20 @@ wire, so the decoder makes them up:
   and are never promoted to a final image, so that is `Error(kind="truncated")`;
 - `error` (nested `{"error": {...}}` or flat `{code, message}`) gives `Error` and ends the stream.
 
+The envelope (idle, open, over) is `_MACHINE`, the image block a `_blocks.Blocks` record, and
+each wire event type has its `_on_<event>` handler in `_HANDLERS`.
+
 Base64 data is taken from the one parse of the payload and passed on as the same `str`
 object: never decoded, validated or copied.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import enum
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ...events import (
-    BlockEnd,
-    BlockStart,
     Error,
     Event,
     ImageDone,
@@ -35,61 +38,89 @@ from ...events import (
     Stop,
 )
 from ...sse import SSEMessage
-from .._base import Decoder, opt_dict, opt_int, opt_str, timestamp
+from .._base import Decoder, DecoderOptions, opt_dict, opt_int, opt_str, timestamp
+from .._blocks import Block, Blocks
 from .._openai import openai_error_kind
-from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, Operation, usage_to_ir
+from .._states import Machine, Transitions
+from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, usage_to_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["ImagesDecoder"]
 
 
-class ImagesDecoder(Decoder):
+class _State(enum.Enum):
+    IDLE = enum.auto()  #: nothing decoded yet: MessageStart not emitted
+    OPEN = enum.auto()  #: MessageStart emitted
+    OVER = enum.auto()  #: [DONE] or an error: Stop or Error emitted, nothing may follow
+
+
+_IMAGE_EVENTS = (*TYPE_TO_PARTIAL, *TYPE_TO_COMPLETED)
+
+_MACHINE = Transitions("images", {
+    **{(state, kind): _State.OPEN for state in (_State.IDLE, _State.OPEN)
+       for kind in _IMAGE_EVENTS},
+    **{(state, kind): _State.OVER for state in (_State.IDLE, _State.OPEN)
+       for kind in ("error", DONE)},
+}, words={_State.OVER: "event after the end of the stream"})
+"""The envelope: image events until [DONE] or an error; nothing after them."""
+
+
+class _Image(Block):
+    """The image block being generated."""
+
+    __slots__ = ("partials",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.partials = 0  # partials seen so far (the fallback partial index)
+
+
+class ImagesDecoder(Machine[_State], Decoder):
     """Decodes an OpenAI image-generation or image-edit stream into IR events."""
 
     format = "images"
+    _transitions = _MACHINE
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[DecoderOptions]) -> None:
         super().__init__(**options)
-        self._started = False
-        self._open: int | None = None  # IR index of the image block being generated
-        self._partials = 0  # partials seen in the open block (fallback partial index)
-        self._next = 0  # next IR block index
+        self._state = _State.IDLE
+        self._blocks: Blocks[_Image] = Blocks()  # one image block open at a time
         self._completed = 0  # completed images so far
-        self._over = False  # a terminal event (Stop or Error) was emitted
 
     # -- messages ---------------------------------------------------------------------------
 
     def _on_message(self, message: SSEMessage) -> list[Event]:
         data = message.data
-        if self._over:
+        if self._state is _State.OVER:
             # Nothing follows [DONE] or an error: content after the terminal event is bad input
-            # in every mode (strict=False only skips well-formed events of unknown type).
+            # in every mode (strict=False only skips well-formed events of unknown type), so
+            # the table refuses it before the payload is even parsed.
             if not data.strip():
                 return []
-            self._fail("event after the end of the stream")
+            self._transitions.refuse(self._state, "event")
         if data == DONE:
-            return self._done()
+            return self._on_done()
         if not data:
             return []  # an event with no data (a bare `event:` line): nothing to decode
         obj = self._json(message)
         kind = obj.get("type")
-        op = TYPE_TO_PARTIAL.get(kind) if type(kind) is str else None
-        if op is not None:
-            return self._partial(obj, op)
-        op = TYPE_TO_COMPLETED.get(kind) if type(kind) is str else None
-        if op is not None:
-            return self._completed_event(obj, op)
-        if kind == "error" or (kind is None and obj.get("error")):
-            return self._error(obj)
+        handler = self._HANDLERS.get(kind) if type(kind) is str else None
+        if handler is not None:
+            return handler(self, obj)
+        if kind is None and obj.get("error"):
+            return self._on_error(obj)
         return self._unknown(f"unknown event type {kind!r}")
 
     def _on_end(self) -> list[Event]:
-        if self._over:
+        if self._state is _State.OVER:
             return []
         out = self._start(None)
-        self._over = True
-        if self._open is None and self._completed:
+        self._state = _State.OVER
+        if not self._blocks.open and self._completed:
             out.append(Stop(reason="end_turn"))
-        elif self._open is not None:
+        elif self._blocks.open:
             out.append(self._truncated("before the completed event of an image"))
         else:
             out.append(self._truncated("before any image event"))
@@ -98,33 +129,32 @@ class ImagesDecoder(Decoder):
     # -- events -----------------------------------------------------------------------------
 
     def _start(self, created: int | None) -> list[Event]:
-        if self._started:
-            return []
-        self._started = True
-        return [MessageStart(origin="images", created=created)]
+        return [MessageStart(origin="images", created=created)] \
+            if self._state is _State.IDLE else []
 
-    def _open_block(self, out: list[Event]) -> int:
-        index = self._open
-        if index is None:
-            index = self._open = self._next
-            self._next += 1
-            self._partials = 0
-            out.append(BlockStart(index=index, kind="image"))
-        return index
+    def _image(self, out: list[Event]) -> _Image:
+        """The open image block, opened first when there is none."""
+        image = self._blocks.open.get("image")
+        if image is None:
+            image = self._blocks.open_block(out, _Image(), "image", kind="image")
+        return image
 
-    def _partial(self, obj: dict[str, Any], op: Operation) -> list[Event]:
+    def _on_partial_image(self, obj: dict[str, Any]) -> list[Event]:
         b64 = obj.get("b64_json")
         if type(b64) is not str:  # a required field: bad input in every mode
             self._fail("partial image event without a b64_json string")
         created = timestamp(obj, "created_at", "image event")
         out = self._start(created)
-        index = self._open_block(out)
+        kind = obj["type"]
+        self._advance(kind)
+        image = self._image(out)
+        index = image.index
         number = opt_int(obj, "partial_image_index", "partial image event")
         if number is None:
             if self.strict:
                 self._fail("partial image event without an integer partial_image_index")
-            number = self._partials
-        self._partials += 1
+            number = image.partials
+        image.partials += 1
         out.append(ImagePartial(
             index=index,
             partial_index=number,
@@ -134,59 +164,67 @@ class ImagesDecoder(Decoder):
             background=opt_str(obj, "background", "image event"),
             output_format=opt_str(obj, "output_format", "image event"),
             created_at=created,
-            operation=op,
+            operation=TYPE_TO_PARTIAL[kind],
         ))
         return out
 
-    def _completed_event(self, obj: dict[str, Any], op: Operation) -> list[Event]:
+    def _on_completed(self, obj: dict[str, Any]) -> list[Event]:
         b64 = opt_str(obj, "b64_json", "completed event")
         usage = opt_dict(obj, "usage", "completed event")
         created = timestamp(obj, "created_at", "image event")
         out = self._start(created)
-        index = self._open_block(out)
+        kind = obj["type"]
+        self._advance(kind)
+        image = self._image(out)
         out.append(ImageDone(
-            index=index,
+            index=image.index,
             b64=b64,
             size=opt_str(obj, "size", "image event"),
             quality=opt_str(obj, "quality", "image event"),
             background=opt_str(obj, "background", "image event"),
             output_format=opt_str(obj, "output_format", "image event"),
             created_at=created,
-            operation=op,
+            operation=TYPE_TO_COMPLETED[kind],
         ))
         if usage is not None:
             out.append(usage_to_ir(usage))
         if obj.get("safety_identifier"):
             self.report.add("decode", self.format, "safety_identifier",
                             "the IR has no place for the completed event's safety_identifier")
-        out.append(BlockEnd(index=index))
-        self._open = None
+        self._blocks.end(out, image)
         self._completed += 1
         return out
 
-    def _error(self, obj: dict[str, Any]) -> list[Event]:
+    def _on_error(self, obj: dict[str, Any]) -> list[Event]:
         nested = obj.get("error")
         raw = nested if type(nested) is dict else {k: v for k, v in obj.items() if k != "type"}
         message = raw.get("message") if type(raw.get("message")) is str else None
         message = message or "images: the upstream reported an error"
         code = raw.get("code")
         out = self._start(None)
+        self._advance("error")
         out.append(Error(
             kind=openai_error_kind(raw),
             message=message,
             code=code if type(code) is str or type(code) is int else None,
             raw=raw,
         ))
-        self._over = True
         return out
 
-    def _done(self) -> list[Event]:
+    def _on_done(self) -> list[Event]:
         out = self._start(None)
-        self._over = True
-        if self._open is not None:
+        self._advance(DONE)
+        if self._blocks.open:
             out.append(self._truncated("at [DONE] before the completed event of an image"))
         else:
             # Also with no image at all: the upstream said it is finished, and an empty answer
             # is what a conversion from a text-only stream writes (its losses are reported).
             out.append(Stop(reason="end_turn"))
         return out
+
+    _HANDLERS: ClassVar[dict[str, Callable[[ImagesDecoder, dict[str, Any]], list[Event]]]] = {
+        **dict.fromkeys(TYPE_TO_PARTIAL, _on_partial_image),
+        **dict.fromkeys(TYPE_TO_COMPLETED, _on_completed),
+        "error": _on_error,
+    }
+    """One handler per wire event type, built once with the class."""

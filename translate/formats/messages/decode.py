@@ -19,7 +19,9 @@ Theory of operation (spec/messages.md):
 - `ping` -> `Ping`; `error` -> `Error` (kind from `wire.ERROR_TO_IR`, `raw` = the payload).
 - Dispatch is on the JSON `type`, never on the `event:` line (which may be missing).
 - Unknown events and deltas are skipped (strict mode raises). Events out of order (a delta before
-  its block start, a second `message_start`, content after `message_stop`) are bad input.
+  its block start, a second `message_start`, content after `message_stop`) are bad input: the
+  envelope is `_MACHINE` (`_states.Transitions`), the blocks are a `_blocks.Blocks` keyed by
+  the wire index, and each wire event has its `_on_<type>` handler in `_HANDLERS`.
 - `end()` without `message_stop` or `error` -> `Error(kind="truncated")`; deltas already seen,
   such as the partial arguments of a tool call, have been emitted as they came.
 """
@@ -29,14 +31,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from pydantic_core import from_json, to_json
 
 from ...events import (
-    BlockEnd,
     BlockKind,
-    BlockStart,
     Citation,
     Error,
     Event,
@@ -49,8 +49,13 @@ from ...events import (
     ToolArgsDelta,
 )
 from ...sse import SSEMessage
-from .._base import Decoder, need_int, need_str, opt_dict, opt_list, opt_str
+from .._base import Decoder, DecoderOptions, need_int, need_str, opt_dict, opt_list, opt_str
+from .._blocks import Block, Blocks
+from .._states import Machine, Transitions
 from .wire import ERROR_TO_IR, SIGNATURE_FORMAT, STOP_TO_IR, usage_to_ir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
 
 __all__ = ["MessagesDecoder"]
 
@@ -59,6 +64,27 @@ class _State(enum.Enum):
     IDLE = enum.auto()  #: nothing seen yet
     OPEN = enum.auto()  #: message_start seen
     DONE = enum.auto()  #: message_stop or error seen; only pings may follow
+
+
+_IN_MESSAGE = ("content_block_start", "content_block_delta", "content_block_stop",
+               "message_delta")
+
+_MACHINE = Transitions("messages", {
+    (_State.IDLE, "message_start"): _State.OPEN,
+    (_State.IDLE, "ping"): _State.IDLE,
+    (_State.IDLE, "error"): _State.DONE,
+    **{(_State.OPEN, kind): _State.OPEN for kind in _IN_MESSAGE},
+    (_State.OPEN, "ping"): _State.OPEN,
+    (_State.OPEN, "message_stop"): _State.DONE,
+    (_State.OPEN, "error"): _State.DONE,
+    (_State.DONE, "ping"): _State.DONE,
+}, words={
+    (_State.OPEN, "message_start"): "second message_start",
+    (_State.DONE, "message_start"): "second message_start",
+    _State.IDLE: "{kind} before message_start",
+    _State.DONE: "{kind} after the end of the message",
+})
+"""The envelope: which wire event may come in which state (the blocks are `_Block`s)."""
 
 
 # Block types the IR models itself; everything else is opaque.
@@ -72,43 +98,33 @@ _KINDS: dict[str, BlockKind] = {
 _TOOL_FIELDS = frozenset({"type", "id", "name", "input"})
 
 
-class _Block:
-    """One wire block between its start and its stop."""
+class _Block(Block):
+    """One wire block between its start and its stop (`index` stays -1 for an opaque block
+    until it is emitted, whole, at its stop)."""
 
-    __slots__ = ("args_seen", "block", "ir", "json", "kind")
+    __slots__ = ("args_seen", "block", "json", "kind")
 
-    def __init__(self, kind: BlockKind, ir: int, block: dict[str, Any]) -> None:
+    def __init__(self, kind: BlockKind, block: dict[str, Any]) -> None:
+        super().__init__()
         self.kind = kind
-        self.ir = ir  # the IR index (-1 for an opaque block until it is emitted)
         self.block = block  # the content_block skeleton (opaque: grows into the final block)
         self.json: list[str] = []  # opaque: input_json_delta fragments, joined once at the stop
         self.args_seen = False  # tool_call: an input_json_delta arrived
 
 
-class MessagesDecoder(Decoder):
+class MessagesDecoder(Machine[_State], Decoder):
     """Decodes an Anthropic Messages stream into IR events."""
 
     format = "messages"
+    _transitions = _MACHINE
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, **options: Unpack[DecoderOptions]) -> None:
         super().__init__(**options)
         self._state = _State.IDLE
-        self._blocks: dict[int, _Block] = {}  # wire index -> open block
-        self._seen: set[int] = set()  # wire indexes ever started
-        self._next_ir = 0
+        self._blocks: Blocks[_Block] = Blocks()  # by wire index
         self._usage: dict[str, Any] = {}  # merged provider usage
         self._stop: Stop | None = None  # from message_delta, emitted at message_stop
         self._closing: dict[str, Any] | None = None  # the message_delta, for keep_envelope
-        self._handlers: dict[str, Callable[[dict[str, Any]], list[Event]]] = {
-            "message_start": self._on_message_start,
-            "content_block_start": self._on_content_block_start,
-            "content_block_delta": self._on_content_block_delta,
-            "content_block_stop": self._on_content_block_stop,
-            "message_delta": self._on_message_delta,
-            "message_stop": self._on_message_stop,
-            "ping": self._on_ping,
-            "error": self._on_error,
-        }
 
     # -- Decoder hooks --------------------------------------------------------------------------
 
@@ -124,8 +140,10 @@ class MessagesDecoder(Decoder):
         if kind == "content_block_delta":
             # The hot path inlined: a text, argument or thinking delta of its open block, which
             # _on_content_block_delta would turn into the same event after the same checks.
+            # An open block exists only in the OPEN state, where content_block_delta loops: no
+            # _advance needed when one is found.
             index = payload.get("index")
-            block = self._blocks.get(index) if type(index) is int else None
+            block = self._blocks.open.get(index) if type(index) is int else None
             delta = payload.get("delta")
             if block is not None and type(delta) is dict:
                 dtype = delta.get("type")
@@ -133,22 +151,22 @@ class MessagesDecoder(Decoder):
                     if block.kind == "text":
                         text = delta.get("text")
                         if type(text) is str:
-                            return [TextDelta(index=block.ir, text=text)] if text else []
+                            return [TextDelta(index=block.index, text=text)] if text else []
                 elif dtype == "input_json_delta":
                     text = delta.get("partial_json")
                     if block.kind == "tool_call" and type(text) is str:
                         block.args_seen = True
                         # the first fragment is often "": nothing to carry
-                        return [ToolArgsDelta(index=block.ir, json=text)] if text else []
+                        return [ToolArgsDelta(index=block.index, json=text)] if text else []
                 elif dtype == "thinking_delta" and block.kind == "thinking":
                     text = delta.get("thinking")
                     if type(text) is str:
-                        return [ThinkingDelta(index=block.ir, text=text)] if text else []
+                        return [ThinkingDelta(index=block.index, text=text)] if text else []
             return self._on_content_block_delta(payload)
-        handler = self._handlers.get(kind) if type(kind) is str else None
+        handler = self._HANDLERS.get(kind) if type(kind) is str else None
         if handler is None:
             return self._unknown(f"unknown event type {kind!r}")
-        return handler(payload)
+        return handler(self, payload)
 
     def _on_end(self) -> list[Event]:
         if self._state is _State.DONE:
@@ -166,9 +184,7 @@ class MessagesDecoder(Decoder):
     # -- handlers, one per wire event -----------------------------------------------------------
 
     def _on_message_start(self, payload: dict[str, Any]) -> list[Event]:
-        if self._state is not _State.IDLE:
-            self._fail("second message_start")
-        self._state = _State.OPEN
+        self._advance("message_start")
         message = payload.get("message")
         if type(message) is not dict:
             self._fail("message_start without a message object")
@@ -186,22 +202,19 @@ class MessagesDecoder(Decoder):
 
     def _on_content_block_start(self, payload: dict[str, Any]) -> list[Event]:
         index = self._index(payload, "content_block_start")
-        if index in self._seen:
+        if index in self._blocks.known:  # a block starts once
             self._fail(f"second content_block_start for index {index}")
         block = payload.get("content_block")
         if type(block) is not dict:
             self._fail(f"content_block_start for index {index} without a content_block")
-        self._seen.add(index)
         kind = _KINDS.get(need_str(block, "type", "content_block"))
-        if kind is None:  # opaque: emitted whole at its stop
-            self._blocks[index] = _Block("opaque", -1, dict(block))
+        if kind is None:  # opaque: registered now, emitted whole at its stop
+            self._blocks.add(_Block("opaque", dict(block)), index)
             return []
-        ir = self._next_ir
-        self._next_ir += 1
-        state = _Block(kind, ir, block)
-        self._blocks[index] = state
+        state = self._blocks.add(_Block(kind, block), index)
+        out: list[Event] = []
         if kind == "text":
-            out: list[Event] = [BlockStart(index=ir, kind="text")]
+            ir = self._blocks.start(out, state, kind="text")
             for citation in opt_list(block, "citations", "content_block") or ():
                 if type(citation) is not dict:
                     self._fail("content_block.citations: expected objects")
@@ -211,7 +224,7 @@ class MessagesDecoder(Decoder):
                 out.append(TextDelta(index=ir, text=text))
             return out
         if kind == "thinking":
-            out = [BlockStart(index=ir, kind="thinking")]
+            ir = self._blocks.start(out, state, kind="thinking")
             text = opt_str(block, "thinking", "content_block")
             if text:
                 out.append(ThinkingDelta(index=ir, text=text))
@@ -222,20 +235,23 @@ class MessagesDecoder(Decoder):
             return out
         if kind == "redacted_thinking":
             data = opt_str(block, "data", "content_block")
-            return [BlockStart(index=ir, kind="redacted_thinking", data=data or "",
-                               provider=SIGNATURE_FORMAT)]
+            self._blocks.start(out, state, kind="redacted_thinking", data=data or "",
+                               provider=SIGNATURE_FORMAT)
+            return out
         tool_id = opt_str(block, "id", "content_block")
         name = opt_str(block, "name", "content_block")
         # Fields beyond the four we model (2.x `caller`, `toolset_name`) ride along in `raw`
         # so that a messages target can write the same skeleton.
         extra = {k: v for k, v in block.items() if k not in _TOOL_FIELDS}
-        return [BlockStart(index=ir, kind="tool_call", id=tool_id, name=name, raw=extra or None)]
+        self._blocks.start(out, state, kind="tool_call", id=tool_id, name=name,
+                           raw=extra or None)
+        return out
 
     def _on_content_block_delta(self, payload: dict[str, Any]) -> list[Event]:
         # The hot path. Open blocks exist only inside the message, so finding one proves the
         # state; the checks with their error messages run only when it is missing.
         index = payload.get("index")
-        block = self._blocks.get(index) if type(index) is int else None
+        block = self._blocks.open.get(index) if type(index) is int else None
         if block is None:
             self._out_of_order("content_block_delta", self._index(payload, "content_block_delta"))
         delta = payload.get("delta")
@@ -247,10 +263,10 @@ class MessagesDecoder(Decoder):
         # (The hot path in _on_message took the well-formed ones; a wrong type is refused.)
         if dtype == "text_delta" and kind == "text":
             text = need_str(delta, "text", "text_delta")
-            return [TextDelta(index=block.ir, text=text)] if text else []
+            return [TextDelta(index=block.index, text=text)] if text else []
         if kind == "opaque":
             return self._opaque_delta(block, delta)
-        ir = block.ir
+        ir = block.index
         if dtype == "input_json_delta" and kind == "tool_call":
             fragment = need_str(delta, "partial_json", "input_json_delta")
             block.args_seen = True
@@ -274,13 +290,13 @@ class MessagesDecoder(Decoder):
 
     def _on_content_block_stop(self, payload: dict[str, Any]) -> list[Event]:
         index = self._index(payload, "content_block_stop")
-        block = self._blocks.pop(index, None)
+        block = self._blocks.open.get(index)
         if block is None:
             self._out_of_order("content_block_stop", index)
         return self._close(block)
 
     def _on_message_delta(self, payload: dict[str, Any]) -> list[Event]:
-        self._in_message("message_delta")
+        self._advance("message_delta")
         if self.keep_envelope:
             self._closing = payload
         delta = opt_dict(payload, "delta", "message_delta")
@@ -312,11 +328,11 @@ class MessagesDecoder(Decoder):
         return [usage_to_ir(merged)]
 
     def _on_message_stop(self, payload: dict[str, Any]) -> list[Event]:
-        self._in_message("message_stop")
-        self._state = _State.DONE
+        self._advance("message_stop")
         out: list[Event] = []
-        for index in sorted(self._blocks):  # blocks a max_tokens stop left open
-            out += self._close(self._blocks.pop(index))
+        # blocks a max_tokens stop left open, by wire index
+        for block in sorted(self._blocks.open.values(), key=_wire_index):
+            out += self._close(block)
         stop = self._stop if self._stop is not None else Stop(reason="end_turn")
         if self._closing is not None:
             stop = replace(stop, envelope=self._closing)
@@ -325,15 +341,14 @@ class MessagesDecoder(Decoder):
 
     def _on_ping(self, payload: dict[str, Any]) -> list[Event]:
         # A ping outside the message carries nothing and has no place in the IR stream.
-        return [Ping()] if self._state is _State.OPEN else []
+        return [Ping()] if self._advance("ping") is _State.OPEN else []
 
     def _on_error(self, payload: dict[str, Any]) -> list[Event]:
-        if self._state is _State.DONE:
-            self._fail("error after the end of the message")
+        before = self._state
+        self._advance("error")
         out: list[Event] = []
-        if self._state is _State.IDLE:
+        if before is _State.IDLE:
             out.append(MessageStart(origin=self.format))
-        self._state = _State.DONE
         self._drop_cut_off()
         error = payload.get("error")
         if type(error) is not dict:
@@ -352,25 +367,19 @@ class MessagesDecoder(Decoder):
 
     def _drop_cut_off(self) -> None:
         """The stream failed: opaque blocks still open were never emitted; say so."""
-        for block in self._blocks.values():
+        for block in self._blocks.drop_all():
             if block.kind == "opaque":
                 self.report.add("decode", self.format, "opaque_block",
                                 f"{block.block.get('type')} block cut off before its stop")
-        self._blocks.clear()
 
     def _index(self, payload: dict[str, Any], what: str) -> int:
+        """The block index of a content_block_* event, after the envelope allowed it."""
         if self._state is not _State.OPEN:
-            self._in_message(what)
+            self._advance(what)  # raises: content blocks live in the message only
         return need_int(payload, "index", what)
 
-    def _in_message(self, what: str) -> None:
-        if self._state is _State.IDLE:
-            self._fail(f"{what} before message_start")
-        if self._state is _State.DONE:
-            self._fail(f"{what} after the end of the message")
-
     def _out_of_order(self, what: str, index: int) -> NoReturn:
-        if index in self._seen:
+        if index in self._blocks.known:
             self._fail(f"{what} for index {index} after its content_block_stop")
         self._fail(f"{what} for index {index} before its content_block_start")
 
@@ -395,14 +404,17 @@ class MessagesDecoder(Decoder):
         return []
 
     def _close(self, block: _Block) -> list[Event]:
+        out: list[Event] = []
         if block.kind != "opaque":
             if block.kind == "tool_call" and not block.args_seen:
                 # Some compatible servers put the whole input into the start and send no delta.
                 start_input = block.block.get("input")
                 if type(start_input) is dict and start_input:
-                    return [ToolArgsDelta(index=block.ir, json=to_json(start_input).decode()),
-                            BlockEnd(index=block.ir)]
-            return [BlockEnd(index=block.ir)]
+                    out.append(ToolArgsDelta(index=block.index,
+                                             json=to_json(start_input).decode()))
+            self._blocks.end(out, block)
+            return out
+        self._blocks.end(out, block)  # never started: nothing written
         raw = block.block
         if block.json:
             text = "".join(block.json)
@@ -414,9 +426,26 @@ class MessagesDecoder(Decoder):
                     raw["input"] = _parse_partial(text)
                     self.report.add("decode", self.format, "opaque_block",
                                     f"{raw.get('type')} input was not complete JSON")
-        ir = block.ir = self._next_ir
-        self._next_ir += 1
-        return [BlockStart(index=ir, kind="opaque", raw=raw), BlockEnd(index=ir)]
+        self._blocks.whole(out, kind="opaque", raw=raw)
+        return out
+
+    _HANDLERS: ClassVar[dict[str, Callable[[MessagesDecoder, dict[str, Any]], list[Event]]]] = {
+        "message_start": _on_message_start,
+        "content_block_start": _on_content_block_start,
+        "content_block_delta": _on_content_block_delta,
+        "content_block_stop": _on_content_block_stop,
+        "message_delta": _on_message_delta,
+        "message_stop": _on_message_stop,
+        "ping": _on_ping,
+        "error": _on_error,
+    }
+    """One handler per wire event type, built once with the class (dispatch on the JSON
+    `type`, never on the `event:` line)."""
+
+
+def _wire_index(block: _Block) -> int:
+    index: int = block.key
+    return index
 
 
 def _parse_partial(text: str) -> Any:
