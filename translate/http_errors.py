@@ -112,7 +112,7 @@ _RETRY_INFO: Final = "type.googleapis.com/google.rpc.RetryInfo"
 def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
     """The format's non-streaming error body (its `FormatSpec.error_body`, written from the
     table its stream encoder uses too)."""
-    return spec(format).error_body(kind, message)
+    return spec(format).final().error_body(kind, message)
 
 
 _REQUEST_ID: Final[dict[Vendor, str | None]] = {

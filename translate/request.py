@@ -1055,10 +1055,10 @@ class RequestConversion:
 
 def _format_module(format: str) -> RequestCodec:
     """A request format's reader and writer (its `FormatSpec.request`)."""
-    codec = spec(format).request if format in _FORMATS else None
-    if codec is None:
+    load = spec(format).request if format in _FORMATS else None
+    if load is None:
         raise unknown_format(format, _FORMATS, "request format")
-    return codec
+    return load()
 
 
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,

@@ -65,13 +65,13 @@ def encoder_class(format: str) -> type[Encoder]:
 def accumulator_class(format: str) -> type[Accumulator]:
     """The accumulator class of a format (`"chat"` -> `ChatAccumulator`), which builds the
     format's final object from IR events (`translate.collect`)."""
-    return spec(format).accumulator
+    return spec(format).final().accumulator
 
 
 def unfold_function(format: str) -> Callable[..., Iterator[Event]]:
     """The function that unfolds a final object of a format into IR events
     (`translate.replay`)."""
-    return spec(format).unfold
+    return spec(format).final().unfold
 
 
 def get_decoder(format: str, **options: Any) -> Decoder:

@@ -3,13 +3,18 @@
 Each format package (`formats/<name>/__init__.py`) builds its `SPEC` from its own modules; the
 registry (`translate.formats.spec`) imports a package the first time its name is asked for and
 hands out that object. Nothing else looks a format's modules up by name.
+
+The stream codecs are imported with the package; the final-object side and the request side
+are behind loaders (`final()`, `request()`), imported the first time they are used: a stream
+conversion does not pay for them at start-up (they doubled the cost of a first
+`get_decoder("chat")` + `get_encoder("messages")`, +40 ms -> +90 ms over `import translate`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from ..events import ErrorKind, Event
@@ -17,7 +22,7 @@ if TYPE_CHECKING:
     from ._accumulate import Accumulator
     from ._base import Decoder, Encoder
 
-__all__ = ["FormatSpec", "RequestCodec", "Vendor", "route_options"]
+__all__ = ["FinalObject", "FormatSpec", "RequestCodec", "Vendor", "route_options"]
 
 Vendor = Literal["anthropic", "openai", "google"]
 """Whose API a format is: what its HTTP errors, statuses and headers look like."""
@@ -49,6 +54,17 @@ class RequestCodec(Protocol):
     def part_path(self, body: Mapping[str, Any], index: int, part: int) -> str: ...
 
 
+class FinalObject(NamedTuple):
+    """A format's final-object (non-streaming) side."""
+
+    accumulator: type[Accumulator]
+    """IR -> its final object, for `collect`."""
+    unfold: Callable[..., Iterator[Event]]
+    """Its final object -> IR, for `replay` and `convert_object`."""
+    error_body: Callable[[ErrorKind, str], dict[str, Any]]
+    """Its non-streaming (HTTP) error body for an IR error kind and a message."""
+
+
 @dataclass(frozen=True, slots=True)
 class FormatSpec:
     """One wire format: its stream codecs, its final-object side, its errors and requests."""
@@ -61,11 +77,8 @@ class FormatSpec:
     """Its stream decoder (wire -> IR)."""
     encoder: type[Encoder]
     """Its stream encoder (IR -> wire)."""
-    accumulator: type[Accumulator]
-    """IR -> its final (non-streaming) object, for `collect`."""
-    unfold: Callable[..., Iterator[Event]]
-    """Its final object -> IR, for `replay` and `convert_object`."""
-    error_body: Callable[[ErrorKind, str], dict[str, Any]]
-    """Its non-streaming (HTTP) error body for an IR error kind and a message."""
-    request: RequestCodec | None
-    """Its request body reader and writer; None for a format without requests (images)."""
+    final: Callable[[], FinalObject]
+    """Its final-object side, imported at the first call."""
+    request: Callable[[], RequestCodec] | None
+    """Its request body reader and writer, imported at the first call; None for a format
+    without requests (images)."""

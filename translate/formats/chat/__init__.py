@@ -3,16 +3,26 @@ dialects (OpenRouter, DeepSeek, vLLM, Mistral, Azure, ...). See spec/chat-comple
 
 from __future__ import annotations
 
-from .._openai import error_body
-from .._spec import FormatSpec
-from . import request
-from .accumulate import ChatAccumulator
+from .._spec import FinalObject, FormatSpec, RequestCodec
 from .decode import ChatDecoder
 from .encode import ChatEncoder
-from .unfold import unfold
 
 __all__ = ["SPEC", "ChatDecoder", "ChatEncoder"]
 
-SPEC = FormatSpec(
-    name="chat", vendor="openai", decoder=ChatDecoder, encoder=ChatEncoder,
-    accumulator=ChatAccumulator, unfold=unfold, error_body=error_body, request=request)
+
+def _final() -> FinalObject:
+    from .._openai import error_body
+    from .accumulate import ChatAccumulator
+    from .unfold import unfold
+
+    return FinalObject(ChatAccumulator, unfold, error_body)
+
+
+def _request() -> RequestCodec:
+    from . import request
+
+    return request
+
+
+SPEC = FormatSpec(name="chat", vendor="openai", decoder=ChatDecoder, encoder=ChatEncoder,
+                  final=_final, request=_request)

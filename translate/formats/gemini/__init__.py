@@ -8,15 +8,25 @@ request bodies (`translate.convert_request`).
 
 from __future__ import annotations
 
-from .._spec import FormatSpec
-from . import request
-from .accumulate import GeminiAccumulator, error_body
+from .._spec import FinalObject, FormatSpec, RequestCodec
 from .decode import GeminiDecoder
 from .encode import GeminiEncoder
-from .unfold import unfold
 
 __all__ = ["SPEC", "GeminiDecoder", "GeminiEncoder"]
 
-SPEC = FormatSpec(
-    name="gemini", vendor="google", decoder=GeminiDecoder, encoder=GeminiEncoder,
-    accumulator=GeminiAccumulator, unfold=unfold, error_body=error_body, request=request)
+
+def _final() -> FinalObject:
+    from .accumulate import GeminiAccumulator, error_body
+    from .unfold import unfold
+
+    return FinalObject(GeminiAccumulator, unfold, error_body)
+
+
+def _request() -> RequestCodec:
+    from . import request
+
+    return request
+
+
+SPEC = FormatSpec(name="gemini", vendor="google", decoder=GeminiDecoder, encoder=GeminiEncoder,
+                  final=_final, request=_request)

@@ -7,15 +7,20 @@
 
 from __future__ import annotations
 
-from .._openai import error_body
-from .._spec import FormatSpec
-from .accumulate import ImagesAccumulator
+from .._spec import FinalObject, FormatSpec
 from .decode import ImagesDecoder
 from .encode import ImagesEncoder
-from .unfold import unfold
 
 __all__ = ["SPEC", "ImagesDecoder", "ImagesEncoder"]
 
-SPEC = FormatSpec(
-    name="images", vendor="openai", decoder=ImagesDecoder, encoder=ImagesEncoder,
-    accumulator=ImagesAccumulator, unfold=unfold, error_body=error_body, request=None)
+
+def _final() -> FinalObject:
+    from .._openai import error_body
+    from .accumulate import ImagesAccumulator
+    from .unfold import unfold
+
+    return FinalObject(ImagesAccumulator, unfold, error_body)
+
+
+SPEC = FormatSpec(name="images", vendor="openai", decoder=ImagesDecoder, encoder=ImagesEncoder,
+                  final=_final, request=None)

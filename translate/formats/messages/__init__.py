@@ -6,15 +6,25 @@
 
 from __future__ import annotations
 
-from .._spec import FormatSpec
-from . import request
-from .accumulate import MessagesAccumulator, error_body
+from .._spec import FinalObject, FormatSpec, RequestCodec
 from .decode import MessagesDecoder
 from .encode import MessagesEncoder
-from .unfold import unfold
 
 __all__ = ["SPEC", "MessagesDecoder", "MessagesEncoder"]
 
-SPEC = FormatSpec(
-    name="messages", vendor="anthropic", decoder=MessagesDecoder, encoder=MessagesEncoder,
-    accumulator=MessagesAccumulator, unfold=unfold, error_body=error_body, request=request)
+
+def _final() -> FinalObject:
+    from .accumulate import MessagesAccumulator, error_body
+    from .unfold import unfold
+
+    return FinalObject(MessagesAccumulator, unfold, error_body)
+
+
+def _request() -> RequestCodec:
+    from . import request
+
+    return request
+
+
+SPEC = FormatSpec(name="messages", vendor="anthropic", decoder=MessagesDecoder,
+                  encoder=MessagesEncoder, final=_final, request=_request)

@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
-from .._openai import error_body
-from .._spec import FormatSpec
-from . import request
-from .accumulate import ResponsesAccumulator
+from .._spec import FinalObject, FormatSpec, RequestCodec
 from .decode import ResponsesDecoder
 from .encode import ResponsesEncoder
-from .unfold import unfold
 
 __all__ = ["SPEC", "ResponsesDecoder", "ResponsesEncoder"]
 
-SPEC = FormatSpec(
-    name="responses", vendor="openai", decoder=ResponsesDecoder, encoder=ResponsesEncoder,
-    accumulator=ResponsesAccumulator, unfold=unfold, error_body=error_body, request=request)
+
+def _final() -> FinalObject:
+    from .._openai import error_body
+    from .accumulate import ResponsesAccumulator
+    from .unfold import unfold
+
+    return FinalObject(ResponsesAccumulator, unfold, error_body)
+
+
+def _request() -> RequestCodec:
+    from . import request
+
+    return request
+
+
+SPEC = FormatSpec(name="responses", vendor="openai", decoder=ResponsesDecoder,
+                  encoder=ResponsesEncoder, final=_final, request=_request)
