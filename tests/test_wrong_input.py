@@ -317,3 +317,59 @@ def test_a_report_that_is_not_a_loss_report_is_refused_at_the_call() -> None:
                          report=[]))  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="not list"):
         translate.collect([body], source="chat", report=[])  # type: ignore[arg-type]
+
+
+# -- a value the target cannot carry -----------------------------------------------------------
+
+# A chat tool call whose arguments are a JSON string: chat carries it, Gemini (whose arguments
+# are an object) cannot, and writing anything else in its place would be a made-up call.
+_STRING_ARGUMENTS = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in [
+    {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [
+        {"index": 0, "finish_reason": None, "delta": {"role": "assistant", "tool_calls": [
+            {"index": 0, "id": "call_1", "type": "function",
+             "function": {"name": "tz", "arguments": '"UTC"'}}]}}]},
+    {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+     "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+]) + b"data: [DONE]\n\n"
+
+
+def test_raise_mode_raises_a_value_the_target_cannot_carry() -> None:
+    with pytest.raises(translate.EncodeError, match="must be a JSON object, got a string") as info:
+        b"".join(convert([_STRING_ARGUMENTS], source="chat", target="gemini"))
+    assert info.value.unrepresentable and info.value.format == "gemini"
+
+
+def test_emit_mode_writes_a_value_the_target_cannot_carry_as_the_stream_s_error() -> None:
+    converter = Converter("chat", "gemini", on_error="emit")
+    out = converter.feed(_STRING_ARGUMENTS) + converter.end()
+    events = get_decoder("gemini", strict=True).feed(out)
+    assert [type(e).__name__ for e in events] == ["MessageStart", "Error"]  # no made-up call
+    error = events[-1]
+    assert isinstance(error, Error) and "must be a JSON object" in error.message
+    assert converter.outcome == Error(kind="bad_input", message=error.message)
+    assert isinstance(converter.input_error, translate.EncodeError) and converter.input_done
+    assert sdk().verdict("gemini", out) == "error"  # google-genai raises its APIError
+
+
+def test_collect_in_emit_mode_ends_in_the_error_of_a_value_the_target_cannot_carry() -> None:
+    with pytest.raises(translate.UpstreamError) as info:
+        translate.collect([_STRING_ARGUMENTS], source="chat", target="gemini", on_error="emit")
+    assert info.value.kind == "bad_input"
+    assert "must be a JSON object" in info.value.body["error"]["message"]
+    with pytest.raises(translate.EncodeError):
+        translate.collect([_STRING_ARGUMENTS], source="chat", target="gemini")
+
+
+def test_a_call_the_stop_closes_is_refused_before_the_stop_is_written() -> None:
+    """A source may close its calls by the stop alone: the refusal comes from writing the
+    `Stop`, and the encoder must still take the `Error` that replaces it."""
+    encoder = translate.get_encoder("gemini")
+    encoder.encode(translate.MessageStart(origin="chat", id="c1", model="m"))
+    encoder.encode(BlockStart(index=0, kind="tool_call", id="call_1", name="tz"))
+    encoder.encode(ToolArgsDelta(index=0, json="[1]"))
+    with pytest.raises(translate.EncodeError, match=r"(got an array|got a list)") as info:
+        encoder.encode(Stop(reason="tool_use"))
+    assert info.value.unrepresentable
+    out = encoder.encode(Error(kind="bad_input", message=str(info.value))) + encoder.end()
+    events = get_decoder("gemini", strict=True).feed(out)
+    assert [type(e).__name__ for e in events] == ["MessageStart", "Error"]

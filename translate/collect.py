@@ -43,7 +43,7 @@ from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .convert import Decoding, OnError, ToolNames, rename
-from .errors import UpstreamError
+from .errors import EncodeError, UpstreamError
 from .events import Error, Event
 from .formats import Format, accumulator_class, decoder_class, encoder_class, unfold_function
 from .formats._accumulate import Accumulator
@@ -106,8 +106,11 @@ class _Collector:
     def _add(self, events: list[Event]) -> None:
         add = self.accumulator.add
         names = self.names
-        for event in events:
-            add(event if names is None else rename(event, names))
+        try:
+            for event in events:
+                add(event if names is None else rename(event, names))
+        except EncodeError as exc:  # a value the target refuses: the object ends in the error
+            add(self.decoding.unrepresentable(exc))
 
     def abort(self, exc: BaseException) -> dict[str, Any]:
         """The upstream raised: always a truncation, even after a complete answer (which is

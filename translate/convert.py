@@ -3,8 +3,11 @@ thin loops over it, written by hand as mirror images (no I/O in the core, nothin
 
 Two modes for bad input (`on_error`): `"raise"` lets the `DecodeError` out; `"emit"` turns it
 into an `Error(kind="bad_input")` event, so the target stream is closed with its own proper error
-and the client sees a well-formed failure. Either way an upstream that ends, or raises, before its
-terminal event is reported as truncated in the target, never as a clean stop.
+and the client sees a well-formed failure. A value the target cannot carry at all (an
+`EncodeError` marked `unrepresentable`: Gemini function call arguments that are not an object)
+is handled the same way: raised, or in emit mode written as the target's error. Either way an
+upstream that ends, or raises, before its terminal event is reported as truncated in the
+target, never as a clean stop.
 
 An exception raised by the caller's upstream iterator (`httpx.ReadTimeout`, a bug in the
 caller's generator) is the caller's to see: `convert` and `aconvert` first yield the target's
@@ -18,7 +21,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from .errors import DecodeError
+from .errors import DecodeError, EncodeError
 from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import Format, decoder_class, encoder_class
 from .formats._base import Decoder, Encoder
@@ -55,8 +58,9 @@ class Decoding:
         it cannot be written any more (the client already has its answer), only reported."""
         self.upstream_error: BaseException | None = None
         """The exception the upstream raised, when `abort()` was given one."""
-        self.input_error: DecodeError | None = None
-        """The bad input that emit mode turned into the stream's error (raise mode raises it)."""
+        self.input_error: DecodeError | EncodeError | None = None
+        """The bad input (or the value the target cannot carry) that emit mode turned into the
+        stream's error; raise mode raises it."""
 
     def feed(self, chunk: bytes) -> list[Event]:
         """The IR events of the next bytes; `[]` while nothing is complete."""
@@ -140,6 +144,19 @@ class Decoding:
         self.outcome = error
         return [*decoded, error]
 
+    def unrepresentable(self, exc: EncodeError) -> Error:
+        """The target refused a value of the stream while writing it: raise mode (and an
+        `EncodeError` that is a bug, not `unrepresentable`) re-raises `exc`; emit mode ends the
+        stream with it as bad input. The error replaces the terminal event the target did not
+        get (the refusal can come from writing the `Stop` itself, which then never went out)."""
+        if self.on_error == "raise" or not exc.unrepresentable:
+            raise exc
+        self._done = True
+        self.input_error = exc
+        error = Error(kind="bad_input", message=str(exc))
+        self.outcome = error
+        return error
+
 
 class Converter:
     """Converts one stream from `source` format to `target` format, incrementally.
@@ -178,10 +195,12 @@ class Converter:
             raise
         if not events:
             return b""
-        encode = self.encoder.encode
         if len(events) == 1:
-            return encode(events[0])
-        return b"".join([encode(event) for event in events])
+            try:
+                return self.encoder.encode(events[0])
+            except EncodeError as exc:
+                return self.encoder.encode(self.decoding.unrepresentable(exc))
+        return self._encode(events)
 
     def end(self) -> bytes:
         """The source stream is over: flush, report truncation, write the target's trailer."""
@@ -221,8 +240,10 @@ class Converter:
         return self.decoding.upstream_error
 
     @property
-    def input_error(self) -> DecodeError | None:
-        """The bad input that emit mode wrote as the target's error (raise mode raises it)."""
+    def input_error(self) -> DecodeError | EncodeError | None:
+        """The bad input (a `DecodeError`), or the value the target cannot carry (an
+        `EncodeError`, `unrepresentable`), that emit mode wrote as the target's error; raise
+        mode raises it."""
         return self.decoding.input_error
 
     @property
@@ -238,8 +259,16 @@ class Converter:
         return self.report.entries
 
     def _encode(self, events: list[Event]) -> bytes:
+        """`events` in the target format; a value the target refuses (emit mode) ends the
+        stream there with the target's error, and the events after it are not written."""
         encode = self.encoder.encode
-        return b"".join([encode(event) for event in events])
+        out: list[bytes] = []
+        try:
+            for event in events:
+                out.append(encode(event))
+        except EncodeError as exc:
+            out.append(encode(self.decoding.unrepresentable(exc)))
+        return b"".join(out)
 
     def _written(self, exc: DecodeError) -> None:
         """Raise mode: the events decoded before the bad input, written in the target format

@@ -3,7 +3,7 @@ Local/RemoteProtocolError).
 
 - `DecodeError`: the input is not valid `<format>` (framing, JSON, event order, a size limit).
 - `EncodeError`: this event sequence cannot be written as `<format>` (a bug in the caller or a
-  decoder).
+  decoder), or a value in it has no form in `<format>` (`unrepresentable`).
 - `RequestError`: a request body cannot be translated (`translate.convert_request`): a field
   the target cannot carry, an unknown field, or a malformed body.
 - `TranslateError`: the base; also raised for misuse such as feeding a closed decoder.
@@ -94,7 +94,19 @@ class DecodeError(TranslateError):
 
 
 class EncodeError(TranslateError):
-    """The event sequence cannot be written in the target format; the caller is at fault."""
+    """The event sequence cannot be written in the target format.
+
+    Usually the caller is at fault: events out of order, a block that is not open (a bug in
+    the caller or a decoder). `unrepresentable` is True when the events are well-formed but a
+    value in them has no form in the target (Gemini function call arguments that are not a
+    JSON object): the upstream said something the target cannot say, and nothing written
+    instead would be true. A `Converter` in emit mode ends the target stream with it as the
+    stream's error, as it does for bad input; raise mode raises it.
+    """
+
+    def __init__(self, message: str, *, unrepresentable: bool = False, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.unrepresentable = unrepresentable
 
 
 class RequestError(TranslateError):

@@ -133,7 +133,8 @@ ErrorKind = Literal[
 """What went wrong, in one vocabulary (spec/mapping.md §5).
 
 The first ten are provider errors. `truncated`: the upstream ended before its terminal event.
-`bad_input`: the upstream sent something that is not valid for its format (emit mode only).
+`bad_input`: the upstream sent something that is not valid for its format, or a value the
+target format cannot carry (emit mode only).
 """
 
 

@@ -11,7 +11,8 @@ gemini source, else `id_factory("")`).
 - A tool call's argument fragments are held until its `BlockEnd`, then parsed and written as
   one `functionCall {name, args, id}` part (Gemini arguments are an object, never text).
   Arguments cut off by an output limit are parsed as far as they go and reported
-  (`tool_args`); arguments that are not a JSON object raise `EncodeError`. A call still open at
+  (`tool_args`); arguments that are not a JSON object raise `EncodeError` (`unrepresentable`:
+  a converter in emit mode ends the stream with it as the error). A call still open at
   an `Error` is not written (no `}` is made up).
 - Thought signatures go back where the decoder found them: a `redacted_thinking` block of the
   Gemini family puts its data as `thoughtSignature` on the first part written after it (text,
@@ -229,12 +230,11 @@ class GeminiEncoder(Machine[_State], Encoder):
         return b""
 
     def _write_stop(self, event: Stop) -> bytes:
+        # the calls a source closed by its stop alone, before the step: a call the target
+        # refuses (`call_part`) leaves the stream open for the error that replaces the stop
+        parts = [self._call_part(block) for _, block in sorted(self._blocks.items())
+                 if block.start.kind == "tool_call"]
         self._check_open(event)
-        parts: list[dict[str, Any]] = []
-        for index in sorted(self._blocks):  # calls a source closed by its stop alone
-            block = self._blocks[index]
-            if block.start.kind == "tool_call":
-                parts.append(self._call_part(block))
         self._blocks.clear()
         finish = finish_reason(event, self._same, self.report)
         if not parts:
@@ -361,7 +361,7 @@ def call_part(start: BlockStart, fragments: list[str], report: LossReport) -> di
                        "cut-off function call arguments written as far as they parse")
     if type(args) is not dict:
         raise EncodeError(f"gemini: function call arguments must be a JSON object, got "
-                          f"{json_type(args)}", format="gemini")
+                          f"{json_type(args)}", format="gemini", unrepresentable=True)
     call: dict[str, Any] = {"name": start.name or "", "args": args}
     if start.id:
         call["id"] = start.id
