@@ -129,13 +129,7 @@ class MessagesDecoder(Machine[_State], Decoder):
     # -- Decoder hooks --------------------------------------------------------------------------
 
     def _on_message(self, message: SSEMessage) -> list[Event]:
-        # `Decoder._json` inlined: this runs once per event.
-        try:
-            payload = from_json(message.data, allow_inf_nan=False)
-        except ValueError as exc:
-            self._fail(f"invalid JSON ({exc})")
-        if type(payload) is not dict:
-            self._fail(f"expected a JSON object, got {type(payload).__name__}")
+        payload = self._json(message)
         kind = payload.get("type")
         if kind == "content_block_delta":
             # The hot path inlined: a text, argument or thinking delta of its open block, which

@@ -38,8 +38,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic_core import from_json
-
 from ...events import (
     Citation,
     Error,
@@ -202,13 +200,7 @@ class ResponsesDecoder(Machine[_State], Decoder):
             # OpenRouter's trailer (exactly this; "[DONE] " or "[done]" are invalid JSON like
             # any other); a missing terminal event is reported by end().
             return []
-        # `Decoder._json` inlined: this runs once per event.
-        try:
-            payload = from_json(message.data, allow_inf_nan=False)
-        except ValueError as exc:
-            self._fail(f"invalid JSON ({exc})")
-        if type(payload) is not dict:
-            self._fail(f"expected a JSON object, got {type(payload).__name__}")
+        payload = self._json(message)
         kind = payload.get("type")
         if type(kind) is not str:
             return self._unknown("event without a string type")
