@@ -409,3 +409,23 @@ def test_a_read_failure_mid_stream_ends_the_target_truncated_and_exits_1() -> No
     assert events[-1].message == "chat: upstream failed: [Errno 5] Input/output error"
     # what arrived before the failure was relayed, as the library does
     assert stdout.getvalue().startswith(library(head, "chat", "messages")[:200])
+
+
+def test_a_value_the_target_cannot_carry_is_one_line_and_exit_1_in_every_mode() -> None:
+    """Tool arguments that are a JSON string have no Gemini form: raise mode, emit mode and
+    --collect each say so on one line (no traceback) and exit 1; emit mode also writes it as
+    the target's error."""
+    from tests.test_wrong_input import _STRING_ARGUMENTS
+
+    expected = ("stream-translate: gemini: function call arguments must be a JSON object, got a "
+                "string ('UTC')")
+    for mode in (["--on-error", "raise"], ["--on-error", "emit"], ["--collect"],
+                 ["--collect", "--on-error", "emit"]):
+        result = cli("--from", "chat", "--to", "gemini", *mode, input=_STRING_ARGUMENTS)
+        assert result.returncode == 1, mode
+        lines = result.stderr.decode().splitlines()
+        assert lines and lines[0].endswith(expected.split(": ", 1)[1]), (mode, lines)
+        assert "Traceback" not in result.stderr.decode(), mode
+        if mode == ["--on-error", "emit"]:
+            events = strict_events("gemini", result.stdout)
+            assert isinstance(events[-1], Error) and "must be a JSON object" in events[-1].message

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from pydantic_core import to_json
 
 from .convert import Converter
-from .errors import DecodeError, TranslateError, UpstreamError
+from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
 from .formats import FORMATS, decoder_class, encoder_class
 from .formats._base import FIXED_TIME, counting_id_factory
@@ -284,8 +284,9 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
                 return 1
             write(converter.feed(chunk))
         write(converter.end())
-    except DecodeError as exc:  # raise mode: what decoded cleanly, then stop
-        write(exc.output)
+    except (DecodeError, EncodeError) as exc:  # raise mode: what decoded cleanly, then stop
+        if isinstance(exc, DecodeError):
+            write(exc.output)
         stderr.write(f"{PROG}: {_describe(exc)}\n")
         _write_report(args, converter.losses, stderr)
         return 1
@@ -387,7 +388,7 @@ def _run_objects(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bina
         stderr.write(f"{PROG}: the upstream {what}: {_one_line(exc.message)}\n")
         _write_report(args, losses, stderr)
         return 1
-    except DecodeError as exc:
+    except (DecodeError, EncodeError) as exc:  # bad input, or a value the target cannot carry
         stderr.write(f"{PROG}: {_describe(exc)}\n")
         _write_report(args, losses, stderr)
         return 1
