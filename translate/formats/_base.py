@@ -22,7 +22,7 @@ from __future__ import annotations
 import enum
 import inspect
 import itertools
-import secrets
+import os
 import string
 import time
 from collections.abc import Callable, Iterable
@@ -58,11 +58,17 @@ __all__ = [
 ]
 
 _ALNUM = string.ascii_letters + string.digits
+# Byte -> letter or digit (b % 62): an id is one `os.urandom` and one `translate`. A
+# `secrets.choice` per character cost about 45 us an id here (a syscall each), a third of a
+# short gemini -> responses conversion, whose encoder mints an id per item; this costs 1 us.
+# The slight bias (8 of the 62 characters come 5/256 of the time, not 4/256) leaves about 143
+# random bits in 24 characters.
+_ID_TABLE = bytes(ord(_ALNUM[b % 62]) for b in range(256))
 
 
 def default_id_factory(prefix: str) -> str:
     """A fresh id: `prefix` followed by 24 random letters and digits (`msg_…`, `resp_…`)."""
-    return prefix + "".join(secrets.choice(_ALNUM) for _ in range(24))
+    return prefix + os.urandom(24).translate(_ID_TABLE).decode("ascii")
 
 
 def counting_id_factory() -> Callable[[str], str]:
