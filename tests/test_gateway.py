@@ -762,6 +762,29 @@ def test_an_unreadable_final_object_is_a_502_bad_input(gateways: dict[str, str],
     assert "not a JSON object" in info.value.message
 
 
+def test_tool_arguments_the_client_format_cannot_carry_are_an_sdk_error_not_a_cut_stream(
+        gateways: dict[str, str], serve: Any) -> None:
+    """A chat upstream whose tool arguments are a JSON string: Gemini's arguments are an
+    object, so google-genai gets an error naming the value, streamed (an error chunk, after
+    which the gateway stops) and not (Google's envelope), never a made-up call."""
+    from tests.test_wrong_input import _STRING_ARGUMENTS
+
+    serve(body=_STRING_ARGUMENTS, delay=0)
+    error = _consume_expecting_error("gemini", gateways["chat"])
+    assert "function call arguments must be a JSON object, got a string" in str(error)
+    completion = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+                  "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                      "role": "assistant", "content": None, "tool_calls": [{
+                          "id": "call_1", "type": "function",
+                          "function": {"name": "tz", "arguments": '"UTC"'}}]}}]}
+    serve(Script.json(completion))
+    with pytest.raises(genai_errors.APIError) as caught:
+        gemini_client(gateways["chat"]).models.generate_content(
+            model="gemini-test", contents="Time zone?", config=GEMINI_CONFIG)
+    assert caught.value.code == 500  # bad_input in Google's column: it has no bad gateway
+    assert "must be a JSON object" in str(caught.value)
+
+
 # -- the other routes ---------------------------------------------------------------------------
 
 
