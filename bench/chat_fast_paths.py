@@ -1,26 +1,29 @@
-"""What the chat decoder's hand-written fast paths buy, end to end: an in-process A/B.
+"""What the chat codec's hand-written fast paths buy, end to end: an in-process A/B.
 
 Issue 14 keeps a fast path only where a figure shows it pays end to end. This script builds a
-variant of the chat decoder module (`translate/formats/chat/decode.py`) with its fast paths cut
-out, from its own source text, and times it against the module as it is, alternating in one
-process so machine noise hits both alike:
+variant of a chat codec module with its fast paths cut out, from the module's own source text,
+and times it against the module as it is, alternating in one process so machine noise hits
+both alike:
 
-- `delta shapes`: the shortcuts for a delta of only `content`, only `tool_calls`, DeepSeek's
-  `content: null` + `reasoning_content`, and the next fragment of an open tool call; without
-  them every delta goes through `_on_delta` and every fragment through the general call path.
-
-Measured 2026-12-03, 15 runs, chat -> messages (decode only in brackets): cutting the delta
-shapes costs x1.12 on text_10k (x1.26), x1.20 on tools (x1.28), x1.22 on reasoning (x1.18):
-they stay. A second kind, the per-chunk type checks written inline instead of the `opt_list` /
-`opt_dict` calls, bought x0.98, x0.99, x1.04 end to end (x1.11, x1.14, x0.99 decode only) and
-was deleted.
+- `decoder delta shapes` (`formats/chat/decode.py`): the shortcuts for a delta of only
+  `content`, only `tool_calls`, DeepSeek's `content: null` + `reasoning_content`, and the next
+  fragment of an open tool call; without them every delta goes through `_on_delta` and every
+  fragment through the general call path. Timed as chat -> messages, and decoding alone.
+- `encoder splices` (`formats/chat/encode.py`): a text, reasoning or argument fragment spliced
+  into its cached chunk with one `to_json` of the string; without them every fragment goes
+  through `_enter` and `_chunk`. Timed as messages -> chat, and encoding alone.
 
     python bench/chat_fast_paths.py            # medians of 15 runs per cell
     python bench/chat_fast_paths.py --runs 31
 
-A variant whose cut no longer matches the source fails loudly (ValueError from `str.index` or
-an assertion): update the markers here when the decoder's text changes. No assertions on the
-figures: this script reports.
+Measured 2026-12-03, 15 runs: without the decoder delta shapes chat -> messages is x1.12
+(text_10k), x1.20 (tools), x1.22 (reasoning) slower (decode alone x1.26, x1.28, x1.18), and
+without the encoder splices messages -> chat x1.27, x1.35, x1.33: both stay. A third kind, the decoder's per-chunk type checks written inline instead of the
+`opt_list` / `opt_dict` calls, bought x0.98, x0.99, x1.04 end to end and was deleted.
+
+A variant whose cut no longer matches the source fails loudly (ValueError from `str.index`):
+update the markers here when the module's text changes. No assertions on the figures: this
+script reports.
 """
 
 from __future__ import annotations
@@ -39,62 +42,89 @@ sys.path.insert(0, str(HERE.parent))
 
 from streams import SCENARIOS, chunked, events  # noqa: E402
 
-import translate.formats.chat.decode as as_is  # noqa: E402
-from translate.formats import get_encoder  # noqa: E402
+import translate.formats.chat.decode as decode_as_is  # noqa: E402
+import translate.formats.chat.encode as encode_as_is  # noqa: E402
+from translate.formats import decoder_class, encoder_class  # noqa: E402
+
+
+def _cut(src: str, start: str, end: str, instead: str = "") -> str:
+    """`src` with the text from `start` up to (not including) `end` replaced by `instead`."""
+    a = src.index(start)
+    b = src.index(end, a)
+    return src[:a] + instead + src[b:]
 
 
 def _without_delta_shapes(src: str) -> str:
-    start = src.index("        if delta:\n            # Fast paths")
-    end = src.index('        logprobs = choice.get("logprobs")')
-    src = src[:start] + "        if delta:\n            self._on_delta(delta, out)\n" + src[end:]
-    start = src.index("        if len(call) == 2:\n            # The hot path")
-    end = src.index('        key = opt_int(call, "index", "tool call")')
-    return src[:start] + src[end:]
+    src = _cut(src, "        if delta:\n            # Fast paths",
+               '        logprobs = choice.get("logprobs")',
+               "        if delta:\n            self._on_delta(delta, out)\n")
+    return _cut(src, "        if len(call) == 2:\n            # The hot path",
+                '        key = opt_int(call, "index", "tool call")')
 
 
-VARIANTS: dict[str, Callable[[str], str]] = {
-    "delta shapes": _without_delta_shapes,
-}
+def _without_splices(src: str) -> str:
+    src = _cut(src, "        text = event.text\n        if self._state is _OPEN and self._role:",
+               "        self._enter(TextDelta)", "        text = event.text\n")
+    return _cut(src, "        kind = type(event)\n        if self._state is _OPEN and self._role:",
+                "        self._enter(kind)", "        kind = type(event)\n")
 
 
-def variant(name: str, cut: Callable[[str], str]) -> types.ModuleType:
-    """The decoder module with one kind of fast path cut out, as a module of its package."""
-    module = types.ModuleType(f"translate.formats.chat._without_{name.replace(' ', '_')}")
-    module.__package__ = "translate.formats.chat"
-    source = cut(Path(as_is.__file__).read_text(encoding="utf-8"))
-    exec(compile(source, f"<chat decoder without {name}>", "exec"), module.__dict__)
-    return module
+def variant(module: types.ModuleType, name: str, cut: Callable[[str], str]) -> types.ModuleType:
+    """`module` with one kind of fast path cut out, as a module of the same package."""
+    copy = types.ModuleType(f"{module.__name__}_without_{name.replace(' ', '_')}")
+    copy.__package__ = module.__package__
+    source = cut(Path(module.__file__ or "").read_text(encoding="utf-8"))
+    exec(compile(source, f"<{module.__name__} without {name}>", "exec"), copy.__dict__)
+    return copy
 
 
-def run(module: types.ModuleType, chunks: list[bytes], target: str | None) -> float:
-    decoder = module.ChatDecoder()
-    encode = get_encoder(target).encode if target else None
+def run(decoder: type, encoder: type | None, chunks: list[bytes]) -> float:
+    """Seconds to decode `chunks` (and encode the events, with `encoder`)."""
+    dec = decoder()
+    encode = encoder(id_factory=lambda prefix: prefix + "bench", clock=lambda: 0.0).encode \
+        if encoder is not None else None
     start = time.perf_counter()
     for chunk in chunks:
-        out = decoder.feed(chunk)
+        out = dec.feed(chunk)
         if encode is not None:
             for event in out:
                 encode(event)
-    decoder.end()
+    out = dec.end()
+    if encode is not None:
+        for event in out:
+            encode(event)
     return time.perf_counter() - start
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {args.runs} runs per cell, medians")
-    for name, cut in VARIANTS.items():
-        without = variant(name, cut)
+    without_shapes = variant(decode_as_is, "delta shapes", _without_delta_shapes)
+    without_splices = variant(encode_as_is, "splices", _without_splices)
+    messages_decoder, messages_encoder = decoder_class("messages"), encoder_class("messages")
+    # (name, source, cells: label -> (decoder, encoder) as is and without)
+    cases = [
+        ("decoder delta shapes", "chat", {
+            "chat -> messages": ((decode_as_is.ChatDecoder, messages_encoder),
+                                 (without_shapes.ChatDecoder, messages_encoder)),
+            "decode only": ((decode_as_is.ChatDecoder, None),
+                            (without_shapes.ChatDecoder, None))}),
+        ("encoder splices", "messages", {
+            "messages -> chat": ((messages_decoder, encode_as_is.ChatEncoder),
+                                 (messages_decoder, without_splices.ChatEncoder))}),
+    ]
+    for name, source, cells in cases:
         for scenario in ("text_10k", "tools", "reasoning"):
-            chunks = list(chunked(events("chat", SCENARIOS[scenario])))
-            for target in (None, "messages"):
-                kept, cut_out = [], []
+            chunks = list(chunked(events(source, SCENARIOS[scenario])))
+            for label, (kept, cut) in cells.items():
+                a_times, b_times = [], []
                 for _ in range(args.runs):
-                    kept.append(run(as_is, chunks, target))
-                    cut_out.append(run(without, chunks, target))
-                a, b = statistics.median(kept) * 1e3, statistics.median(cut_out) * 1e3
-                print(f"without {name:12}  {scenario:9}  {target or 'decode only':11}  "
+                    a_times.append(run(*kept, chunks))
+                    b_times.append(run(*cut, chunks))
+                a, b = statistics.median(a_times) * 1e3, statistics.median(b_times) * 1e3
+                print(f"without {name:20}  {scenario:9}  {label:16}  "
                       f"as is {a:8.2f} ms  without {b:8.2f} ms  x{b / a:.2f}")
 
 

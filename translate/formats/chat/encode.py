@@ -159,6 +159,8 @@ class ChatEncoder(Machine[_State], Encoder):
     # The hot paths (a fragment once the role chunk is out) splice the fragment into its
     # cached chunk with one `to_json` of the string: the same bytes `_chunk` writes for
     # `{"content": text}` and friends. They skip `_advance`: in OPEN a delta keeps the state.
+    # They pay end to end: messages -> chat is x1.27 (text_10k) to x1.35 (tools) slower
+    # without them (`python bench/chat_fast_paths.py`, 2026-12-03).
 
     def _write_text_delta(self, event: TextDelta) -> bytes:
         text = event.text
