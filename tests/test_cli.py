@@ -240,6 +240,24 @@ def test_events_prints_the_ir_as_json_lines(name: str) -> None:
     assert parsed[0].type == "message_start"
 
 
+def test_events_follows_on_error_as_convert_does() -> None:
+    """--events decodes with convert's failure policy: raise mode stops after what decoded
+    cleanly, emit mode ends the IR in the bad input's Error; both exit 1 and say why."""
+    head = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m",'
+            b'"choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}\n\n')
+    body = head + b"data: {nope\n\n"
+    clean = [e.type for e in translate.get_decoder("chat").feed(head)]
+    for mode, tail in (("raise", []), ("emit", ["error"])):
+        result = cli("--from", "chat", "--events", "--on-error", mode, input=body)
+        assert result.returncode == 1, mode
+        assert result.stderr.decode().startswith("stream-translate: chat: invalid JSON")
+        events = EVENT_LIST.validate_python(
+            [json.loads(line) for line in result.stdout.decode().splitlines()])
+        assert [e.type for e in events] == clean + tail, mode
+        if tail:
+            assert isinstance(events[-1], Error) and events[-1].kind == "bad_input"
+
+
 def test_report_prints_the_loss_report_as_json_lines_after_the_stream() -> None:
     pairs = [(name, target) for name in REQUIRED_EXAMPLES for target in FORMATS
              if format_ready(name.split("-")[0]) and format_ready(target)]

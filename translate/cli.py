@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
 from pydantic_core import to_json
 
-from .convert import Converter
+from .convert import Converter, Decoding
 from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
 from .formats import FORMATS, decoder_class, encoder_class
@@ -303,9 +303,10 @@ def _run(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
 
 def _print_events(args: argparse.Namespace, chunks: Iterator[bytes], stdout: BinaryIO,
                   stderr: TextIO, options: dict[str, Any]) -> int:
-    """`--events`: the IR events as JSON lines, each written as soon as it is decoded."""
+    """`--events`: the IR events as JSON lines, each written as soon as it is decoded, with
+    `convert`'s failure policy (`Decoding`: `--on-error`, truncation of a failed read)."""
     report = LossReport()
-    decoder = decoder_class(args.source)(report=report, **options)
+    decoding = Decoding(decoder_class(args.source)(report=report, **options), args.on_error)
 
     def write(events: list[Event]) -> None:
         if events:
@@ -315,22 +316,24 @@ def _print_events(args: argparse.Namespace, chunks: Iterator[bytes], stdout: Bin
 
     status = 0
     try:
-        while True:
+        while not decoding.input_done:  # until the end, or bad input in emit mode
             try:
                 chunk = next(chunks)
             except StopIteration:
-                write(decoder.end())
                 break
-            except OSError as exc:
-                write([Error(kind="truncated",
-                             message=f"{args.source}: upstream failed: {_one_line(str(exc))}")])
+            except OSError as exc:  # the upstream failed mid-read: the IR ends truncated
+                write(decoding.abort(_one_line(str(exc))))
                 stderr.write(f"{PROG}: reading the input failed: {_one_line(str(exc))}\n")
                 status = 1
                 break
-            write(decoder.feed(chunk))
-    except DecodeError as exc:
+            write(decoding.feed(chunk))
+        write(decoding.end())
+    except DecodeError as exc:  # raise mode
         write(exc.events)  # what the failing read decoded cleanly before the bad bytes
         stderr.write(f"{PROG}: {_describe(exc)}\n")
+        status = 1
+    if decoding.input_error is not None:  # emit mode: the events end in its Error
+        stderr.write(f"{PROG}: {_describe(decoding.input_error)}\n")
         status = 1
     _write_report(args, report.entries, stderr)
     return status
