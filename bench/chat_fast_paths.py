@@ -18,8 +18,9 @@ both alike:
 
 Measured 2026-12-03, 15 runs: without the decoder delta shapes chat -> messages is x1.12
 (text_10k), x1.20 (tools), x1.22 (reasoning) slower (decode alone x1.26, x1.28, x1.18), and
-without the encoder splices messages -> chat x1.27, x1.35, x1.33: both stay. A third kind, the decoder's per-chunk type checks written inline instead of the
-`opt_list` / `opt_dict` calls, bought x0.98, x0.99, x1.04 end to end and was deleted.
+without the encoder splices messages -> chat x1.27, x1.35, x1.33: both stay. A third kind,
+the decoder's per-chunk type checks written inline instead of the `opt_list` / `opt_dict`
+calls, bought x0.98, x0.99, x1.04 end to end and was deleted.
 
 A variant whose cut no longer matches the source fails loudly (ValueError from `str.index`):
 update the markers here when the module's text changes. No assertions on the figures: this
