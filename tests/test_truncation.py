@@ -17,7 +17,7 @@ the CI budget (about a minute on 2 cores):
 - the SDK stream helpers (`chat.completions.stream`, `responses.stream`, `messages.stream`,
   `images.generate(stream=True)`: stateful accumulators) read every boundary of each stream
   with at most `SDK_EVERY_BOUNDARY` events, and `SDK_SAMPLE` spread boundaries plus the first
-  and last five of the larger ones;
+  and last three of the larger ones (the envelope, and the finish / usage / `[DONE]` cuts);
 - all random cuts of every stream are read by the SDK's plain `create(stream=True)` path,
   which parses each event on its own (no state between events): each distinct event of the
   converted head is parsed once per stream and target, and the whole tail that `end()` wrote
@@ -341,7 +341,7 @@ def _sdk_cuts(n: int) -> set[int]:
     if n <= SDK_EVERY_BOUNDARY:
         return set(range(n))
     step = n / SDK_SAMPLE
-    return {*range(5), *range(n - 5, n), *(int(i * step) for i in range(SDK_SAMPLE))}
+    return {*range(3), *range(n - 3, n), *(int(i * step) for i in range(SDK_SAMPLE))}
 
 
 def _split(out: bytes) -> list[bytes]:
