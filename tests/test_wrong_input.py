@@ -373,3 +373,38 @@ def test_a_call_the_stop_closes_is_refused_before_the_stop_is_written() -> None:
     out = encoder.encode(Error(kind="bad_input", message=str(info.value))) + encoder.end()
     events = get_decoder("gemini", strict=True).feed(out)
     assert [type(e).__name__ for e in events] == ["MessageStart", "Error"]
+
+
+def test_after_a_refused_value_the_batch_s_usage_is_written_and_its_upstream_error_reported(
+) -> None:
+    """One chunk: a messages tool call whose input is a JSON string, its stop, the usage, then
+    the upstream's own error. Only one error can end the Gemini stream: the first failure (the
+    refusal) is written, with the usage before it; the upstream's error is in the report."""
+    def event(kind: str, data: dict[str, Any]) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps(data)}\n\n".encode()
+
+    body = b"".join([
+        event("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 7, "output_tokens": 1}}}),
+        event("content_block_start", {"type": "content_block_start", "index": 0,
+                                       "content_block": {"type": "tool_use", "id": "toolu_1",
+                                                         "name": "tz", "input": {}}}),
+        event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+            "type": "input_json_delta", "partial_json": '"UTC"'}}),
+        event("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        event("message_delta", {"type": "message_delta", "usage": {"output_tokens": 9},
+                                "delta": {"stop_reason": "tool_use", "stop_sequence": None}}),
+        event("error", {"type": "error", "error": {"type": "overloaded_error",
+                                                   "message": "Overloaded"}}),
+    ])
+    report = LossReport()
+    out = b"".join(convert([body], source="messages", target="gemini", on_error="emit",
+                           report=report))
+    events = get_decoder("gemini", strict=True).feed(out)
+    usages = [e for e in events if isinstance(e, translate.Usage)]
+    assert usages and usages[-1].output_tokens == 9  # the spend is not lost
+    assert isinstance(events[-1], Error) and "must be a JSON object" in events[-1].message
+    lost = [loss for loss in report if loss.what == "upstream_error"]
+    assert len(lost) == 1 and "Overloaded" in lost[0].detail and "overloaded" in lost[0].detail

@@ -106,11 +106,13 @@ class _Collector:
     def _add(self, events: list[Event]) -> None:
         add = self.accumulator.add
         names = self.names
-        try:
-            for event in events:
+        for number, event in enumerate(events):
+            try:
                 add(event if names is None else rename(event, names))
-        except EncodeError as exc:  # a value the target refuses: the object ends in the error
-            add(self.decoding.unrepresentable(exc))
+            except EncodeError as exc:  # a value the target refuses: the object ends in error
+                for rest in self.decoding.unrepresentable(exc, events[number + 1:]):
+                    add(rest)
+                break
 
     def abort(self, exc: BaseException) -> dict[str, Any]:
         """The upstream raised: always a truncation, even after a complete answer (which is

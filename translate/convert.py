@@ -144,18 +144,31 @@ class Decoding:
         self.outcome = error
         return [*decoded, error]
 
-    def unrepresentable(self, exc: EncodeError) -> Error:
+    def unrepresentable(self, exc: EncodeError, rest: list[Event]) -> list[Event]:
         """The target refused a value of the stream while writing it: raise mode (and an
         `EncodeError` that is a bug, not `unrepresentable`) re-raises `exc`; emit mode ends the
-        stream with it as bad input. The error replaces the terminal event the target did not
-        get (the refusal can come from writing the `Stop` itself, which then never went out)."""
+        stream with it as bad input and returns what is still to be written: the `Usage` of
+        `rest` (the events of the batch after the refused one; what was spent still goes out,
+        before the error), then the `Error`. The error replaces the terminal event the target
+        did not get (the refusal can come from writing the `Stop` itself); an upstream `Error`
+        in `rest` can no longer be written, and is reported (`upstream_error`)."""
         if self.on_error == "raise" or not exc.unrepresentable:
             raise exc
         self._done = True
         self.input_error = exc
         error = Error(kind="bad_input", message=str(exc))
         self.outcome = error
-        return error
+        out: list[Event] = []
+        for event in rest:
+            if type(event) is Usage:
+                out.append(event)
+            elif type(event) is Error:
+                self.decoder.report.add(
+                    "encode", exc.format or self.decoder.format, "upstream_error",
+                    f"the upstream's error after a value the target refused was not written "
+                    f"({event.kind}): {event.message}")
+        out.append(error)
+        return out
 
 
 class Converter:
@@ -199,7 +212,7 @@ class Converter:
             try:
                 return self.encoder.encode(events[0])
             except EncodeError as exc:
-                return self.encoder.encode(self.decoding.unrepresentable(exc))
+                return self._encode(self.decoding.unrepresentable(exc, []))
         return self._encode(events)
 
     def end(self) -> bytes:
@@ -260,14 +273,16 @@ class Converter:
 
     def _encode(self, events: list[Event]) -> bytes:
         """`events` in the target format; a value the target refuses (emit mode) ends the
-        stream there with the target's error, and the events after it are not written."""
+        stream there with the target's error (`Decoding.unrepresentable`)."""
         encode = self.encoder.encode
         out: list[bytes] = []
-        try:
-            for event in events:
+        for number, event in enumerate(events):
+            try:
                 out.append(encode(event))
-        except EncodeError as exc:
-            out.append(encode(self.decoding.unrepresentable(exc)))
+            except EncodeError as exc:
+                rest = self.decoding.unrepresentable(exc, events[number + 1:])
+                out.append(self._encode(rest))
+                break
         return b"".join(out)
 
     def _written(self, exc: DecodeError) -> None:
