@@ -43,24 +43,20 @@ class LossReport:
 
     def add(self, stage: Literal["decode", "encode"], format: str, what: str, detail: str) -> None:
         """Record one occurrence."""
-        key = (stage, format, what, detail)
-        count = self._counts.get(key)
-        if count is None:
-            self._order.append(key)
-            self._counts[key] = 1
-        else:
-            self._counts[key] = count + 1
+        self._count((stage, format, what, detail), 1)
 
     def extend(self, entries: Iterable[Loss]) -> None:
         """Merge entries of another report into this one (counts add up)."""
         for loss in entries:
-            key = (loss.stage, loss.format, loss.what, loss.detail)
-            count = self._counts.get(key)
-            if count is None:
-                self._order.append(key)
-                self._counts[key] = loss.count
-            else:
-                self._counts[key] = count + loss.count
+            self._count((loss.stage, loss.format, loss.what, loss.detail), loss.count)
+
+    def _count(self, key: tuple[str, str, str, str], count: int) -> None:
+        so_far = self._counts.get(key)
+        if so_far is None:
+            self._order.append(key)
+            self._counts[key] = count
+        else:
+            self._counts[key] = so_far + count
 
     @property
     def entries(self) -> list[Loss]:
