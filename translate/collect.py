@@ -47,7 +47,7 @@ from .errors import EncodeError, UpstreamError
 from .events import Error, Event
 from .formats import Format, accumulator_class, decoder_class, encoder_class, unfold_function
 from .formats._accumulate import Accumulator
-from .formats._base import Encoder
+from .formats._base import Decoder, Encoder
 from .formats._spec import route_options
 from .report import Loss, LossReport, as_report
 
@@ -65,17 +65,20 @@ _STREAM_LOSSES = frozenset({"upstream_failure", "trailing_input", "unknown"})
 
 
 def _accumulator(target: str, report: LossReport, options: dict[str, Any],
-                 allowed: frozenset[str] = frozenset()) -> Accumulator:
-    """The target's accumulator, after refusing the options neither it nor `allowed` take
-    (options that only shape a stream, such as `max_buffer`, are named as such)."""
+                 decoder: type[Decoder] | None = None
+                 ) -> tuple[Accumulator, dict[str, Any]]:
+    """The target's accumulator, and the share of `options` for the source's `decoder` (empty
+    without one), after refusing the options neither takes (options that only shape a stream,
+    such as `max_buffer`, are named as such)."""
     cls = accumulator_class(target)
-    unknown = set(options) - cls.options - allowed
+    takers: tuple[type[Accumulator] | type[Decoder], ...] = \
+        (cls,) if decoder is None else (cls, decoder)
+    unknown = set(options).difference(*(taker.options for taker in takers))
     if unknown and unknown <= encoder_class(target).options:
         raise TypeError(f"option(s) {', '.join(sorted(unknown))} only shape a {target} stream; "
                         "a final object has no use for them")
-    mine = route_options({k: v for k, v in options.items() if k not in allowed},
-                         f"a {target} final object", cls)[0]
-    return cls(report=report, **mine)
+    shares = route_options(options, f"a {target} final object", *takers)
+    return cls(report=report, **shares[0]), shares[1] if decoder is not None else {}
 
 
 class _Collector:
@@ -90,9 +93,8 @@ class _Collector:
         self.names: Mapping[str, str] | None = options.pop("tool_names", None) or None
         dec = decoder_class(source)
         self.report = LossReport()
-        self.accumulator = _accumulator(target, self.report, options, dec.options)
-        decoder = dec(report=self.report, keep_envelope=source == target,
-                      **{k: v for k, v in options.items() if k in dec.options})
+        self.accumulator, dec_options = _accumulator(target, self.report, options, dec)
+        decoder = dec(report=self.report, keep_envelope=source == target, **dec_options)
         self.decoding = Decoding(decoder, on_error)
 
     @property
@@ -198,7 +200,7 @@ def collect_events(events: Iterable[Event], target: Format, *,
                    report: LossReport | None = None, **options: Any) -> dict[str, Any]:
     """The final object of `target` for a stream of IR events, built by the target's
     accumulator (options `id_factory`, `clock`, ...)."""
-    accumulator = _accumulator(target, as_report(report), options)
+    accumulator, _ = _accumulator(target, as_report(report), options)
     for event in events:
         accumulator.add(event)
     return accumulator.result()
@@ -251,9 +253,8 @@ def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
     names: Mapping[str, str] | None = options.pop("tool_names", None) or None
     dec = decoder_class(source)
     losses = as_report(report)
-    accumulator = _accumulator(target, losses, options, dec.options)
+    accumulator, dec_options = _accumulator(target, losses, options, dec)
     for event in replay_events(obj, source=source, chunk_size=None, report=losses,
-                               keep_envelope=source == target,
-                               **{k: v for k, v in options.items() if k in dec.options}):
+                               keep_envelope=source == target, **dec_options):
         accumulator.add(event if names is None else rename(event, names))
     return accumulator.result()
