@@ -23,9 +23,11 @@ import statistics
 import time
 from typing import Any
 
+from pydantic_core import to_json
+
 from translate import convert_request
 
-__all__ = ["conversation", "measure"]
+__all__ = ["conversation", "floor_messages_to_chat", "measure"]
 
 FORMATS = ("chat", "responses", "messages", "gemini")
 URL = {"gemini": {"model": "gemini-3-pro", "stream": True}}
@@ -64,52 +66,96 @@ def conversation(turns: int = 20) -> dict[str, Any]:
     }
 
 
-def measure(runs: int) -> dict[str, float]:
-    """Median µs per `convert_request` call for every direction."""
+def floor_messages_to_chat(body: dict[str, Any]) -> dict[str, Any]:
+    """The least work that turns this conversation from messages into chat: read each block,
+    write the chat dict, check nothing, report nothing (the request twin of `floor.py`). It
+    knows only the shapes `conversation()` holds."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": [
+        {"type": "text", "text": b["text"]} for b in body["system"]]}]
+    for msg in body["messages"]:
+        content = msg["content"]
+        if type(content) is str:
+            messages.append({"role": msg["role"], "content": content})
+        elif msg["role"] == "user":  # tool results
+            messages.extend({"role": "tool", "tool_call_id": b["tool_use_id"],
+                             "content": b["content"]} for b in content)
+        else:
+            out: dict[str, Any] = {"role": "assistant"}
+            calls = []
+            for b in content:
+                if b["type"] == "text":
+                    out["content"] = b["text"]
+                else:
+                    calls.append({"id": b["id"], "type": "function", "function": {
+                        "name": b["name"], "arguments": to_json(b["input"]).decode()}})
+            out["tool_calls"] = calls
+            messages.append(out)
+    return {"model": body["model"], "messages": messages,
+            "tools": [{"type": "function", "function": {
+                "name": t["name"], "description": t["description"],
+                "parameters": t["input_schema"]}} for t in body["tools"]],
+            "tool_choice": "auto", "max_completion_tokens": body["max_tokens"],
+            "stream": True, "stream_options": {"include_usage": True}}
+
+
+def measure(runs: int, batch: int = 20) -> dict[str, float]:
+    """Median µs per call for every direction, the `json.loads` yardsticks and the floor.
+
+    Each sample is the process CPU time of `batch` calls (the wall clock here mostly measures
+    the neighbours: medians of single calls swung 2x run to run); the cells take turns
+    sample by sample, so a burst of noise hits them all alike."""
     base = conversation()
     bodies = {"messages": base}
     for target in ("chat", "responses", "gemini"):
         bodies[target] = convert_request(base, source="messages", target=target,
                                          lenient=True).body
-    out: dict[str, float] = {}
+    calls: dict[str, Any] = {}
     for source in FORMATS:
         text = json.dumps(bodies[source])
-        out[f"json.loads({source})"] = _median(lambda t=text: json.loads(t), runs)  # type: ignore[misc]
+        calls[f"json.loads({source})"] = lambda t=text: json.loads(t)
+    calls["floor(messages->chat)"] = lambda: floor_messages_to_chat(base)
+    library = convert_request(base, source="messages", target="chat").body
+    assert len(floor_messages_to_chat(base)["messages"]) == len(library["messages"])
     for source in FORMATS:
         for target in FORMATS:
-            body = bodies[source]
-            url = URL.get(source, {})
+            body, url = bodies[source], URL.get(source, {})
             convert_request(body, source=source, target=target, **url)  # strict: carries it all
-            out[f"{source}->{target}"] = _median(
+            calls[f"{source}->{target}"] = (
                 lambda b=body, s=source, t=target, u=url: convert_request(
-                    b, source=s, target=t, **u), runs)
-    return out
-
-
-def _median(call: Any, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter_ns()
-        call()
-        times.append(time.perf_counter_ns() - start)
-    return statistics.median(times) / 1000
+                    b, source=s, target=t, **u))
+    samples: dict[str, list[float]] = {cell: [] for cell in calls}
+    clock = time.process_time_ns
+    for _ in range(max(1, runs // batch)):
+        for cell, call in calls.items():
+            start = clock()
+            for _ in range(batch):
+                call()
+            samples[cell].append((clock() - start) / batch / 1000)
+    return {cell: statistics.median(times) for cell, times in samples.items()}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=2000, help="calls per cell")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     results = measure(args.runs)
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"20-turn conversation with tools, median of {args.runs} runs")
-    floor = {k.split("(")[1][:-1]: v for k, v in results.items() if k.startswith("json")}
+    print(f"20-turn conversation with tools, median µs per call ({args.runs} calls per cell, "
+          "CPU clock)")
+    loads = {k.split("(")[1][:-1]: v for k, v in results.items() if k.startswith("json")}
+    floor = results["floor(messages->chat)"]
     for cell, us in results.items():
         source = cell.split("->")[0]
-        ratio = "" if source not in floor else f"  ({us / floor[source]:.1f}x json.loads)"
+        ratio = "" if source not in loads else f"  ({us / loads[source]:.1f}x json.loads)"
+        if cell == "messages->chat":
+            ratio += f"  ({us / floor:.1f}x the floor)"
         print(f"  {cell:22} {us:7.1f} µs{ratio}")
+    directions = sorted(v for k, v in results.items() if "->" in k and "(" not in k)
+    print(f"  median of the 16 directions: {statistics.median(directions):.1f} µs, "
+          f"range {directions[0]:.1f}-{directions[-1]:.1f}")
 
 
 if __name__ == "__main__":

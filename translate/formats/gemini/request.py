@@ -60,6 +60,7 @@ from ...request import (
     ToolResult,
     WebSearch,
     finite_json,
+    json_text,
 )
 
 __all__ = ["FIELDS", "PLACEHOLDERS", "SKIP_SIGNATURE", "build_request", "parse_request",
@@ -219,7 +220,7 @@ def _result(part: dict[str, Any], ctx: RequestContext, i: int, j: int,
                 content.append(Text(response["error"]))
             is_error = True
         else:
-            content.append(Text(finite_json(
+            content.append(Text(json_text(response) or finite_json(
                 response, ctx, f"contents[{i}].parts[{j}].functionResponse.response")))
     if "parts" in fr:
         path = f"contents[{i}].parts[{j}].functionResponse.parts"
@@ -273,7 +274,7 @@ def _content(content: Any, ctx: RequestContext, i: int,
                 if type(call_id) is not str:
                     call_id = f"call_{i}_{j}"
                 pending.append((call_id, name))
-                parts.append(ToolCall(call_id, name, finite_json(
+                parts.append(ToolCall(call_id, name, json_text(args) or finite_json(
                     args, ctx, f"contents[{i}].parts[{j}].functionCall.args")))
                 continue
         if len(part) == 1 and "functionResponse" in part and not model:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic_core import from_json, to_json
+from pydantic_core import from_json
 
 from ...request import (
     BOOKKEEPING,
@@ -43,6 +43,7 @@ from ...request import (
     budget_for,
     extra_keys,
     finite_json,
+    json_text,
     read_texts,
 )
 
@@ -233,12 +234,8 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
                     or not isinstance(args, dict):
                 parts.append(_tool_use(block, ctx, f"messages[{i}]"))  # raises
             else:
-                out = to_json(args)  # finite_json inlined: its exact check is rarely needed
-                if b"NaN" in out or b"Infinity" in out:
-                    parts.append(ToolCall(call_id, name, finite_json(
-                        args, ctx, f"messages[{i}].input")))
-                else:
-                    parts.append(ToolCall(call_id, name, out.decode()))
+                parts.append(ToolCall(call_id, name, json_text(args) or finite_json(
+                    args, ctx, f"messages[{i}].input")))
         elif kind == "tool_result" and len(block) == 3 \
                 and type(block.get("content")) is str:  # type, tool_use_id, content only
             call_id = block.get("tool_use_id")
