@@ -207,3 +207,32 @@ def test_a_result_without_its_call_and_a_late_system_message_are_refused() -> No
     lenient = to_gemini(late, lenient=True)
     assert [c["role"] for c in lenient.body["contents"]] == ["user", "model"]
     assert [e.what for e in lenient.report.entries] == ["role"]
+
+
+def test_each_declaration_shape_is_read_and_a_malformed_one_is_named_by_its_path() -> None:
+    schema = {"type": "object", "properties": {"city": {"type": "string"}}}
+    tools = [{"functionDeclarations": [
+        {"name": "json_schema", "description": "as JSON Schema", "parametersJsonSchema": schema},
+        {"name": "openapi", "parameters": {"type": "OBJECT", "properties": {
+            "city": {"type": "STRING"}}}},
+        {"name": "bare"}]}]
+    body = {"contents": [{"parts": [{"text": "hi"}]}], "tools": tools}
+    chat = from_gemini(body, "chat").body
+    assert [t["function"] for t in chat["tools"]] == [
+        {"name": "json_schema", "description": "as JSON Schema", "parameters": schema},
+        {"name": "openapi", "parameters": schema},
+        {"name": "bare"}]
+    for bad, field in (({"name": 7}, "name"), ({"name": "f", "description": 7}, "description"),
+                       ({"name": "f", "parametersJsonSchema": [1]}, "parametersJsonSchema")):
+        body = {"contents": [{"parts": [{"text": "hi"}]}],
+                "tools": [{"functionDeclarations": [{"name": "ok"}, bad]}]}
+        with pytest.raises(RequestError) as info:
+            convert_request(body, source="gemini", target="chat", model="m", stream=True)
+        assert info.value.field == f"tools[0].functionDeclarations[1].{field}"
+    behaviour = {"contents": [{"parts": [{"text": "hi"}]}],
+                 "tools": [{"functionDeclarations": [{"name": "f", "behavior": "NON_BLOCKING"}]}]}
+    with pytest.raises(RequestError) as info:
+        convert_request(behaviour, source="gemini", target="chat", model="m", stream=True)
+    assert info.value.field == "tools[0].functionDeclarations[0].behavior"
+    same = convert_request(behaviour, source="gemini", target="gemini", model="m", stream=True)
+    assert same.body["tools"] == behaviour["tools"]

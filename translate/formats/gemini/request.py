@@ -411,21 +411,31 @@ def _tools(tools: list[Any], ctx: RequestContext) -> tuple[Tool, ...]:
             out.append(Opaque(origin="gemini", raw=tool))  # code execution, URL context, ...
             continue
         tool = _keys(tool)
+        # A declaration's paths are built only for an error or a rarer shape: a long tool
+        # list is read on every request (bench/requests.py: 20k instructions a tool before).
         for j, fn in enumerate(ctx.list(f"{path}.functionDeclarations",
                                         tool.get("functionDeclarations"))):
-            sub = f"{path}.functionDeclarations[{j}]"
-            fn = _object(fn, _DECLARATION_KEYS, ctx, sub)
-            name = fn.get("name")
+            if type(fn) is not dict or not _DECLARATION_KEYS.issuperset(fn):
+                fn = _object(fn, _DECLARATION_KEYS, ctx, f"{path}.functionDeclarations[{j}]")
+            name, description = fn.get("name"), fn.get("description")
             if type(name) is not str:
-                ctx.invalid(f"{sub}.name", "a string", name)
-            extra = {k: v for k, v in fn.items()
-                     if k in ("response", "responseJsonSchema", "behavior")}
-            if extra and not ctx.same:
-                for key in extra:
-                    ctx.refuse(f"{sub}.{key}")
-            out.append(FunctionTool(name, ctx.scalar(f"{sub}.description", fn.get("description"),
-                                                     str),
-                                    _parameters(fn, ctx, sub), None, None, extra or None))
+                ctx.invalid(f"{path}.functionDeclarations[{j}].name", "a string", name)
+            if description is not None and type(description) is not str:
+                description = ctx.scalar(f"{path}.functionDeclarations[{j}].description",
+                                         description, str)
+            extra = None
+            if "response" in fn or "responseJsonSchema" in fn or "behavior" in fn:
+                extra = {k: v for k, v in fn.items()
+                         if k in ("response", "responseJsonSchema", "behavior")}
+                if not ctx.same:
+                    for key in extra:
+                        ctx.refuse(f"{path}.functionDeclarations[{j}].{key}")
+            schema = fn.get("parametersJsonSchema")
+            if type(schema) is dict and "parameters" not in fn:  # the usual declaration
+                parameters: Mapping[str, Any] | None = schema or None
+            else:
+                parameters = _parameters(fn, ctx, f"{path}.functionDeclarations[{j}]")
+            out.append(FunctionTool(name, description, parameters, None, None, extra))
         if "googleSearch" in tool:
             search = _object(tool["googleSearch"], _SEARCH_KEYS,
                              ctx, f"{path}.googleSearch")
