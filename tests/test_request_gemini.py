@@ -236,3 +236,20 @@ def test_each_declaration_shape_is_read_and_a_malformed_one_is_named_by_its_path
     assert info.value.field == "tools[0].functionDeclarations[0].behavior"
     same = convert_request(behaviour, source="gemini", target="gemini", model="m", stream=True)
     assert same.body["tools"] == behaviour["tools"]
+
+
+def test_results_out_of_call_order_and_empty_ones_find_their_calls_by_name() -> None:
+    body = {"contents": [
+        {"role": "user", "parts": [{"text": "weather and time?"}]},
+        {"role": "model", "parts": [
+            {"functionCall": {"name": "weather", "args": {}}},
+            {"functionCall": {"name": "time", "args": {}}},
+            {"functionCall": {"name": "weather", "args": {"city": "Rome"}}}]},
+        {"role": "user", "parts": [
+            {"functionResponse": {"name": "time", "response": {"output": "noon"}}},
+            {"functionResponse": {"name": "weather", "response": {"output": ""}}},
+            {"functionResponse": {"name": "weather", "response": {"output": "21C"}}}]}]}
+    back = from_gemini(body, "messages").body
+    results = back["messages"][2]["content"]
+    assert [(r["tool_use_id"], r.get("content")) for r in results] == [
+        ("call_1_1", "noon"), ("call_1_0", None), ("call_1_2", "21C")]

@@ -278,6 +278,15 @@ def _content(content: Any, ctx: RequestContext, i: int,
                     args, ctx, f"contents[{i}].parts[{j}].functionCall.args")))
                 continue
         if len(part) == 1 and "functionResponse" in part and not model:
+            fr = part["functionResponse"]  # the usual result: {name, response: {output}},
+            if type(fr) is dict and len(fr) == 2 and pending:  # of the first pending call
+                name, response = fr.get("name"), fr.get("response")
+                if type(response) is dict and len(response) == 1 and type(name) is str \
+                        and pending[0][1] == name and type(response.get("output")) is str:
+                    output = response["output"]
+                    parts.append(ToolResult(pending.pop(0)[0], (Text(output),) if output
+                                            else (), False))
+                    continue
             parts.append(_result(part, ctx, i, j, pending))
             continue
         path = f"contents[{i}].parts[{j}]"
