@@ -1065,20 +1065,12 @@ class RequestConversion:
     body has no model)."""
 
 
-_CODECS: dict[str, RequestCodec] = {}
-
-
 def _format_module(format: str) -> RequestCodec:
-    """A request format's reader and writer (its `FormatSpec.request`), loaded once: the
-    loader's import statement costs a few µs per call, a tenth of a small request's
-    conversion (bench/requests.py)."""
-    codec = _CODECS.get(format)
-    if codec is None:
-        load = spec(format).request if format in _FORMATS else None
-        if load is None:
-            raise unknown_format(format, _FORMATS, "request format")
-        codec = _CODECS[format] = load()
-    return codec
+    """A request format's reader and writer (its `FormatSpec.request`, loaded once)."""
+    load = spec(format).request if format in _FORMATS else None
+    if load is None:
+        raise unknown_format(format, _FORMATS, "request format")
+    return load()
 
 
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,

@@ -12,6 +12,7 @@ conversion does not pay for them at start-up (they doubled the cost of a first
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
@@ -82,3 +83,12 @@ class FormatSpec:
     request: Callable[[], RequestCodec] | None
     """Its request body reader and writer, imported at the first call; None for a format
     without requests (images)."""
+
+    def __post_init__(self) -> None:
+        # The loaders run an import statement (and `final` builds its tuple) on every call:
+        # 3.4 µs for `final()`, 0.4 µs for `request()`, 40 ns once cached. Cached here, once
+        # for every caller (convert_request per request; collect, replay and the HTTP error
+        # bodies per response); the first call still does the import.
+        object.__setattr__(self, "final", functools.cache(self.final))
+        if self.request is not None:
+            object.__setattr__(self, "request", functools.cache(self.request))
