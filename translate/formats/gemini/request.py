@@ -360,17 +360,24 @@ def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
     return f"contents[{index}]"
 
 
-def _parameters(fn: dict[str, Any], ctx: RequestContext, path: str) -> Mapping[str, Any] | None:
-    """A declaration's JSON schema: `parametersJsonSchema` as sent, or `parameters` (an
-    OpenAPI 3.0 subset, types in capitals) as JSON Schema."""
+def _parameters(fn: dict[str, Any], ctx: RequestContext, tools: str, j: int
+                ) -> Mapping[str, Any] | None:
+    """Declaration `j` of the tool at `tools`: its JSON schema, `parametersJsonSchema` as
+    sent, or `parameters` (an OpenAPI 3.0 subset, types in capitals) as JSON Schema. The
+    declaration's path is built only for an error or an OpenAPI schema."""
     if "parametersJsonSchema" in fn:
         schema = fn["parametersJsonSchema"]
+        if type(schema) is dict and "parameters" not in fn:  # the usual declaration
+            return schema or None
+        path = f"{tools}.functionDeclarations[{j}]"
         if "parameters" in fn:
             ctx.invalid(path, "parameters or parametersJsonSchema, not both", fn)
         return ctx.object(f"{path}.parametersJsonSchema", schema) or None
     schema = fn.get("parameters")
-    return _json_schema(ctx.object(f"{path}.parameters", schema), ctx,
-                        f"{path}.parameters") if schema is not None else None
+    if schema is None:
+        return None
+    path = f"{tools}.functionDeclarations[{j}].parameters"
+    return _json_schema(ctx.object(path, schema), ctx, path)
 
 
 _SCHEMA_KEYS = frozenset({
@@ -421,7 +428,7 @@ def _tools(tools: list[Any], ctx: RequestContext) -> tuple[Tool, ...]:
             continue
         tool = _keys(tool)
         # A declaration's paths are built only for an error or a rarer shape: a long tool
-        # list is read on every request (bench/requests.py: 20k instructions a tool before).
+        # list is read on every request (bench/requests.py: 20k instructions a tool before, 10k).
         for j, fn in enumerate(ctx.list(f"{path}.functionDeclarations",
                                         tool.get("functionDeclarations"))):
             if type(fn) is not dict or not _DECLARATION_KEYS.issuperset(fn):
@@ -439,12 +446,8 @@ def _tools(tools: list[Any], ctx: RequestContext) -> tuple[Tool, ...]:
                 if not ctx.same:
                     for key in extra:
                         ctx.refuse(f"{path}.functionDeclarations[{j}].{key}")
-            schema = fn.get("parametersJsonSchema")
-            if type(schema) is dict and "parameters" not in fn:  # the usual declaration
-                parameters: Mapping[str, Any] | None = schema or None
-            else:
-                parameters = _parameters(fn, ctx, f"{path}.functionDeclarations[{j}]")
-            out.append(FunctionTool(name, description, parameters, None, None, extra))
+            out.append(FunctionTool(name, description, _parameters(fn, ctx, path, j), None,
+                                    None, extra))
         if "googleSearch" in tool:
             search = _object(tool["googleSearch"], _SEARCH_KEYS,
                              ctx, f"{path}.googleSearch")
