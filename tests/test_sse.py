@@ -12,6 +12,8 @@ import time
 import tracemalloc
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from translate.errors import DecodeError
 from translate.sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, format_sse, frame
@@ -394,6 +396,22 @@ def test_frame_escapes_unicode_line_separators() -> None:
     import json
 
     assert json.loads(message.data) == {"t": "a\u2028b\u2029c€"}
+
+
+# Text around the separators: their UTF-8 neighbours (U+2014, U+2019, U+2026, U+202F share the
+# lead bytes, é and © the last byte) and ASCII, so the one-byte pre-check and the regex both
+# get tried.
+_NEAR_SEPARATORS = st.lists(st.sampled_from(
+    ["\u2028", "\u2029", "\u2014", "\u2019", "\u2026", "\u202f", "é", "©", "a", " "]
+)).map(lambda chars: "".join(chars).encode())
+
+
+@given(_NEAR_SEPARATORS)
+def test_frame_escapes_exactly_the_separators(payload: bytes) -> None:
+    """The cheap pre-check (one byte, then one regex pass) escapes what replacing both
+    characters everywhere would, and nothing else."""
+    expected = payload.replace(b"\xe2\x80\xa8", b"\\u2028").replace(b"\xe2\x80\xa9", b"\\u2029")
+    assert frame(None, payload) == b"data: " + expected + b"\n\n"
 
 
 def test_a_decode_error_carries_the_messages_completed_before_it() -> None:

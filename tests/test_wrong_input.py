@@ -13,6 +13,9 @@ import tracemalloc
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic_core import to_json
 
 import translate
 from tests.conftest import ROOT, all_streams
@@ -22,6 +25,7 @@ from translate import DecodeError, Error, Stop
 from translate.convert import Converter, convert
 from translate.events import BlockStart, ToolArgsDelta
 from translate.formats import FORMATS, get_decoder
+from translate.formats._base import may_hold_non_finite
 from translate.report import LossReport
 from translate.sse import SSEParser
 
@@ -134,6 +138,23 @@ def test_a_number_too_large_for_a_double_is_written_as_null_and_reported() -> No
     assert usage == [{"prompt_tokens": 1, "completion_tokens": 2, "total_tokens": 3,
                       "cost": None}]
     assert [loss.what for loss in report] == ["non_finite_number"]
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats()
+    | st.sampled_from(["NaN", "Infinity", "N", "I", "aN", "Infinit", "naive", "INF"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner,
+                                                               max_size=4),
+    max_leaves=12)
+
+
+@given(_JSON_VALUES)
+def test_the_non_finite_pre_check_misses_no_bare_token(value: Any) -> None:
+    """`may_hold_non_finite` looks for one letter before each word: it says True whenever the
+    words are there (a float nan or inf, or the words inside a string), so the exact check
+    never misses one."""
+    out = to_json(value)
+    assert may_hold_non_finite(out) == (b"NaN" in out or b"Infinity" in out)
 
 
 @pytest.mark.parametrize("created", [10**4000, 1e300, -5, "soon"])

@@ -49,6 +49,7 @@ from pydantic_core import to_json
 
 from .errors import RequestError
 from .formats import spec, unknown_format
+from .formats._base import may_hold_non_finite
 from .report import LossReport
 
 if TYPE_CHECKING:
@@ -799,13 +800,11 @@ def finite_json(args: dict[str, Any], ctx: RequestContext, path: str) -> str:
 
 
 def json_text(args: dict[str, Any]) -> str | None:
-    """`args` as JSON text when it surely holds no NaN or Infinity (one C search each), else
+    """`args` as JSON text when it surely holds no NaN or Infinity (`may_hold_non_finite`), else
     None. The hot loops call `json_text(args) or finite_json(args, ctx, path)`, so the path
     string is built only for the rare object that needs the exact check."""
     out = to_json(args)
-    if b"NaN" not in out and b"Infinity" not in out:
-        return out.decode()
-    return None
+    return None if may_hold_non_finite(out) else out.decode()
 
 
 def extra_keys(block: Mapping[str, Any],

@@ -111,6 +111,15 @@ def wrong_type(where: str, expected: str, value: Any) -> NoReturn:
 # error messages ("message_start.message"). `opt_*` return None for an absent or null field.
 
 
+def may_hold_non_finite(out: bytes) -> bool:
+    """Whether `to_json` output may hold a bare `NaN` or `Infinity` token (a float nan or inf
+    in the object): False is certain, True asks for the exact check. Every encoded byte is
+    searched, so each word is looked for only where its first letter is: CPython finds one
+    byte with memchr (0.3 µs in a 4.4 KB payload) but a short word with its general search
+    (3.4 µs for `NaN`, 1.8 µs for `Infinity`; `python bench/scan.py`)."""
+    return (b"N" in out and b"NaN" in out) or (b"I" in out and b"Infinity" in out)
+
+
 def need_str(obj: dict[str, Any], key: str, where: str) -> str:
     value = obj.get(key)
     if type(value) is not str:
@@ -492,7 +501,7 @@ class Encoder:
         """Compact JSON of a provider object. A non-finite float (a `1e400` read from the
         wire) has no JSON spelling: it is written as null and named in the loss report."""
         out = to_json(obj)
-        if b"NaN" in out or b"Infinity" in out:  # rare words: the exact check runs seldom
+        if may_hold_non_finite(out):  # the exact check runs seldom
             finite = to_json(obj, inf_nan_mode="null")
             if finite != out:
                 self.report.add("encode", self.format, "non_finite_number",
