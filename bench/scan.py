@@ -22,7 +22,7 @@ from translate.sse import _SEPARATORS, frame
 
 def new_frame_check(payload: bytes) -> bool:
     """`frame`'s check: one byte, then one regex pass."""
-    return b"\xe2" in payload and _SEPARATORS.search(payload) is not None
+    return payload.find(b"\xe2") != -1 and _SEPARATORS.search(payload) is not None
 
 
 def old_frame_check(payload: bytes) -> bool:

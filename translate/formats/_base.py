@@ -116,8 +116,11 @@ def may_hold_non_finite(out: bytes) -> bool:
     in the object): False is certain, True asks for the exact check. Every encoded byte is
     searched, so each word is looked for only where its first letter is: CPython finds one
     byte with memchr (0.3 µs in a 4.4 KB payload) but a short word with its general search
-    (3.4 µs for `NaN`, 1.8 µs for `Infinity`; `python bench/scan.py`)."""
-    return (b"N" in out and b"NaN" in out) or (b"I" in out and b"Infinity" in out)
+    (3.4 µs for `NaN`, 1.8 µs for `Infinity`; `python bench/scan.py`). `find`, not `in`, as
+    in `translate.sse.frame`."""
+    find = out.find
+    return (find(b"N") != -1 and find(b"NaN") != -1) or (
+        find(b"I") != -1 and find(b"Infinity") != -1)
 
 
 def need_str(obj: dict[str, Any], key: str, where: str) -> str:
