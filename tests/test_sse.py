@@ -16,7 +16,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from translate.errors import DecodeError
-from translate.sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, format_sse, frame
+from translate.sse import (
+    _LONE_CR,
+    DEFAULT_MAX_EVENT_SIZE,
+    SSEMessage,
+    SSEParser,
+    format_sse,
+    frame,
+)
 
 
 def _feed(pieces: list[bytes], *, flush: bool = False, **options: int) -> list[SSEMessage]:
@@ -422,3 +429,10 @@ def test_a_decode_error_carries_the_messages_completed_before_it() -> None:
     assert [(m.event, m.data) for m in decoded] == [("message", "a"), ("e", "b")]
     with pytest.raises(DecodeError):
         parser.feed(b"data: d\n\n")  # the parser is finished after an error
+
+
+@given(st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b"a", b"data: x"])).map(b"".join))
+def test_the_lone_cr_check_is_the_crlf_count_it_replaced(chunk: bytes) -> None:
+    """A chunk takes the LF path (each line's CR cut off) exactly when all its CRs start a
+    CRLF: the regex says so where counting CRs and CRLFs did."""
+    assert (_LONE_CR.search(chunk) is not None) == (chunk.count(b"\r") != chunk.count(b"\r\n"))
