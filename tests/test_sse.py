@@ -19,6 +19,8 @@ from translate.errors import DecodeError
 from translate.sse import (
     _LONE_CR,
     DEFAULT_MAX_EVENT_SIZE,
+    RawSSEMessage,
+    RawSSEParser,
     SSEMessage,
     SSEParser,
     format_sse,
@@ -436,3 +438,19 @@ def test_the_lone_cr_check_is_the_crlf_count_it_replaced(chunk: bytes) -> None:
     """A chunk takes the LF path (each line's CR cut off) exactly when all its CRs start a
     CRLF: the regex says so where counting CRs and CRLFs did."""
     assert (_LONE_CR.search(chunk) is not None) == (chunk.count(b"\r") != chunk.count(b"\r\n"))
+
+
+@given(st.lists(st.sampled_from([b"data: caf\xc3\xa9", b"data: {}", b"event: x", b"id: 7",
+                                 b"retry: 5", b": c", b"", b"\r", b"\n", b"\r\n"])).map(b"".join),
+       st.integers(1, 9))
+def test_the_raw_parser_gives_the_same_messages_with_the_data_as_bytes(body: bytes,
+                                                                        size: int) -> None:
+    """The decoders' parser (data kept as bytes, for from_json) and the public one agree on
+    every message, whatever the line endings and however the bytes are cut."""
+    text, raw = SSEParser(), RawSSEParser()
+    texts = [m for i in range(0, len(body), size) for m in text.feed(body[i:i + size])]
+    raws = [m for i in range(0, len(body), size) for m in raw.feed(body[i:i + size])]
+    texts += text.end(flush=True)
+    raws += raw.end(flush=True)
+    assert [type(m) for m in raws] == [RawSSEMessage] * len(texts)
+    assert [(m.data.decode(), *m[1:]) for m in raws] == [tuple(m) for m in texts]

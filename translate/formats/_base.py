@@ -6,7 +6,8 @@ bytes. Subclasses implement only the format: `Decoder._on_message` and `Decoder.
 
 - the life cycle: after `end()` or an exception the object is closed and later calls raise
   `TranslateError("<format> decoder is closed")` (h11's ERROR state);
-- JSON: one `pydantic_core.from_json` per payload, one `to_json` per output event;
+- JSON: one `pydantic_core.from_json` per payload, on the data's bytes as read
+  (`RawSSEParser`: the JSON parser checks the UTF-8), one `to_json` per output event;
 - errors: `DecodeError` carrying the format, the SSE event number, its byte offset and an excerpt;
 - reading wire values: the typed accessors below (`need_str`, `opt_str`, `opt_int`, `count`,
   `timestamp`, `opt_dict`, `opt_list`, ...) are the one place where a decoder reads a field
@@ -33,7 +34,7 @@ from pydantic_core import from_json, to_json
 from ..errors import DecodeError, EncodeError, TranslateError
 from ..events import Error, Event, MessageStart, Stop
 from ..report import LossReport
-from ..sse import DEFAULT_MAX_EVENT_SIZE, SSEMessage, SSEParser, frame
+from ..sse import DEFAULT_MAX_EVENT_SIZE, RawSSEMessage, RawSSEParser, SSEMessage, SSEParser, frame
 
 __all__ = [
     "FIXED_TIME",
@@ -191,7 +192,7 @@ def opt_list(obj: dict[str, Any], key: str, where: str) -> list[Any] | None:
 
 
 
-def looks_like(data: str) -> str | None:
+def looks_like(data: str | bytes) -> str | None:
     """The format a payload looks like ("chat", "responses", "messages", "images", "gemini"),
     or None: for the error that names a wrongly declared source format (cold path only)."""
     try:
@@ -256,9 +257,10 @@ class Decoder:
         a routed option: a stream being converted never needs them)."""
         self.report = report if report is not None else LossReport()
         """Where the decoder records what the IR could not take from the source."""
-        self._parser = SSEParser(max_event_size=max_event_size)
+        # the data stays bytes up to from_json (RawSSEParser): one UTF-8 pass, not three
+        self._parser = RawSSEParser(max_event_size=max_event_size)
         self._closed = False
-        self._message: SSEMessage | None = None  # the message being handled, for error reports
+        self._message: RawSSEMessage | None = None  # the message being handled, for errors
         self._skipped = 0  # messages skipped as unknown (all of them: a wrong source format)
 
     # -- public API -------------------------------------------------------------------------
@@ -271,7 +273,7 @@ class Decoder:
             messages = self._parser.feed(chunk)
         except DecodeError as exc:
             failure = self._rename(exc)
-            messages = exc.messages  # the messages completed before the bad bytes
+            messages = exc.messages  # type: ignore[assignment]  # (RawSSEMessages)
         if not messages and failure is None:
             return []
         out: list[Event] = []
@@ -287,10 +289,13 @@ class Decoder:
             raise failure
         return out
 
-    def feed_message(self, message: SSEMessage) -> list[Event]:
-        """Decode one already-parsed SSE message."""
+    def feed_message(self, message: SSEMessage | RawSSEMessage) -> list[Event]:
+        """Decode one already-parsed SSE message (its data as text, or as bytes)."""
         self._check_open()
-        return self._handle(message)
+        if type(message) is SSEMessage:
+            # (surrogatepass: a lone surrogate becomes bytes that from_json refuses)
+            message = RawSSEMessage(message.data.encode("utf-8", "surrogatepass"), *message[1:])
+        return self._handle(message)  # type: ignore[arg-type]
 
     def end(self) -> list[Event]:
         """The upstream is over: return what is still pending, and an `Error(kind="truncated")`
@@ -324,7 +329,7 @@ class Decoder:
 
     # -- for subclasses ---------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
         """Decode one SSE message into IR events."""
         raise NotImplementedError
 
@@ -332,7 +337,7 @@ class Decoder:
         """The stream is over: flush held-back events; report truncation."""
         raise NotImplementedError
 
-    def _json(self, message: SSEMessage) -> dict[str, Any]:
+    def _json(self, message: RawSSEMessage) -> dict[str, Any]:
         """Parse a payload: one `from_json`, and it must be a JSON object."""
         try:
             value = from_json(message.data, allow_inf_nan=False)
@@ -367,7 +372,7 @@ class Decoder:
         self.report.add("decode", self.format, "unknown", f"skipped: {what}")
         return []
 
-    def _wrong_format(self, message: SSEMessage, kind: str | None = None) -> NoReturn:
+    def _wrong_format(self, message: RawSSEMessage, kind: str | None = None) -> NoReturn:
         """Refuse a stream whose events are not of this format at all (`--from chat` on a
         messages stream): a configuration error, which must not pass for a flaky upstream."""
         self._message = message
@@ -382,7 +387,7 @@ class Decoder:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _handle(self, message: SSEMessage) -> list[Event]:
+    def _handle(self, message: RawSSEMessage) -> list[Event]:
         self._message = message
         try:
             return self._on_message(message)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from ..events import Event
-from ..sse import SSEMessage
+from ..sse import RawSSEMessage
 from ._base import Decoder
 
 __all__ = ["decode_payloads", "pieces"]
@@ -37,7 +37,7 @@ def decode_payloads(decoder: Decoder, payloads: Iterable[tuple[str | None, Any]]
     decoder: an unfold writes a final object as the stream its format would have sent and lets
     the decoder map it, so a replayed object and a live stream reach the IR the same way."""
     for number, (name, payload) in enumerate(payloads):
-        data = payload if type(payload) is str else to_json(payload).decode()
-        yield from decoder.feed_message(SSEMessage(data=data, event=name or "message",
-                                                   number=number))
+        data = payload.encode() if type(payload) is str else to_json(payload)
+        yield from decoder.feed_message(RawSSEMessage(data=data, event=name or "message",
+                                                      number=number))
     yield from decoder.end()

@@ -56,7 +56,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
-from ...sse import SSEMessage
+from ...sse import RawSSEMessage
 from .._base import (
     Decoder,
     DecoderOptions,
@@ -193,14 +193,14 @@ class ChatDecoder(Machine[_State], Decoder):
 
     # -- messages -----------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
         data = message.data
         state = self._state
         if state is _DONE:
             if data.strip():
                 self._advance("data")  # raises: nothing after [DONE]
             return []
-        if data == "[DONE]":
+        if data == b"[DONE]":
             self._advance("[DONE]")
             return self._on_done(state)
         if not data:

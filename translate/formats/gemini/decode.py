@@ -71,7 +71,7 @@ from ...events import (
     ThinkingDelta,
     ToolArgsDelta,
 )
-from ...sse import SSEMessage
+from ...sse import RawSSEMessage
 from .._base import (
     Decoder,
     DecoderOptions,
@@ -218,7 +218,7 @@ class GeminiDecoder(Machine[_State], Decoder):
         out: list[Event] = []
         try:
             for offset, data in self._array.feed(chunk):
-                message = SSEMessage(data, "message", "", None, offset, self._number)
+                message = RawSSEMessage(data, "message", "", None, offset, self._number)
                 self._number += 1
                 out += self._handle(message)
         except DecodeError as exc:
@@ -230,7 +230,7 @@ class GeminiDecoder(Machine[_State], Decoder):
 
     # -- Decoder hooks --------------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
         data = message.data
         if not data:
             return []
@@ -608,8 +608,8 @@ class _ArrayReader:
         self.parts: list[bytes] = []  # the current element's bytes from earlier chunks
         self.start = -1  # stream offset of the current element; -1 outside elements
 
-    def feed(self, chunk: bytes) -> list[tuple[int, str]]:
-        out: list[tuple[int, str]] = []
+    def feed(self, chunk: bytes) -> list[tuple[int, bytes]]:
+        out: list[tuple[int, bytes]] = []
         begin = 0  # where the current element starts in this chunk
         last = 0  # where the bytes outside elements not yet checked start
         skip = 0 if self.escape else -1  # the position of an escaped byte
@@ -652,7 +652,7 @@ class _ArrayReader:
                 if self.depth == 1:  # the element's object closed
                     data = b"".join([*self.parts, chunk[begin:pos + 1]])
                     self.parts = []
-                    out.append((self.start, _text(data, self.format)))
+                    out.append((self.start, data))  # UTF-8: from_json checks it
                     self.start = -1
                     last = pos + 1
         if self.start >= 0:
@@ -669,11 +669,3 @@ class _ArrayReader:
 
     def _fail(self, what: str) -> NoReturn:
         raise DecodeError(f"{self.format}: {what}", format=self.format, offset=self.offset)
-
-
-def _text(data: bytes, format: str) -> str:
-    try:
-        return data.decode()
-    except UnicodeDecodeError as exc:
-        raise DecodeError(f"{format}: invalid UTF-8 in the JSON array ({exc.reason})",
-                          format=format) from None

@@ -37,12 +37,14 @@ from ...events import (
     MessageStart,
     Stop,
 )
-from ...sse import SSEMessage
+from ...sse import RawSSEMessage
 from .._base import Decoder, DecoderOptions, opt_dict, opt_int, opt_str, timestamp
 from .._blocks import Block, Blocks
 from .._openai import openai_error_kind
 from .._states import Machine, Transitions
 from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, usage_to_ir
+
+_DONE = DONE.encode()  # the data arrives as bytes (RawSSEMessage)
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -91,7 +93,7 @@ class ImagesDecoder(Machine[_State], Decoder):
 
     # -- messages ---------------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
         data = message.data
         if self._state is _State.OVER:
             # Nothing follows [DONE] or an error: content after the terminal event is bad input
@@ -100,7 +102,7 @@ class ImagesDecoder(Machine[_State], Decoder):
             if not data.strip():
                 return []
             self._transitions.refuse(self._state, "event")
-        if data == DONE:
+        if data == _DONE:
             return self._on_done()
         if not data:
             return []  # an event with no data (a bare `event:` line): nothing to decode

@@ -48,7 +48,7 @@ from ...events import (
     ThinkingDelta,
     ToolArgsDelta,
 )
-from ...sse import SSEMessage
+from ...sse import RawSSEMessage
 from .._base import Decoder, DecoderOptions, need_int, need_str, opt_dict, opt_list, opt_str
 from .._blocks import Block, Blocks
 from .._states import Machine, Transitions
@@ -128,7 +128,7 @@ class MessagesDecoder(Machine[_State], Decoder):
 
     # -- Decoder hooks --------------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
         payload = self._json(message)
         kind = payload.get("type")
         if kind == "content_block_delta":

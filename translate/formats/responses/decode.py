@@ -52,7 +52,7 @@ from ...events import (
     ThinkingDelta,
     ToolArgsDelta,
 )
-from ...sse import SSEMessage
+from ...sse import RawSSEMessage
 from .._base import (
     Decoder,
     DecoderOptions,
@@ -195,8 +195,8 @@ class ResponsesDecoder(Machine[_State], Decoder):
 
     # -- dispatch -------------------------------------------------------------------------------
 
-    def _on_message(self, message: SSEMessage) -> list[Event]:
-        if message.data == "[DONE]":
+    def _on_message(self, message: RawSSEMessage) -> list[Event]:
+        if message.data == b"[DONE]":
             # OpenRouter's trailer (exactly this; "[DONE] " or "[done]" are invalid JSON like
             # any other); a missing terminal event is reported by end().
             return []
