@@ -6,11 +6,11 @@ blocks (`_blocks.py`), JSON or any format.
 
 How to use it
 -------------
-1. The states are an `enum.Enum` of the codec; the table maps `(state, kind) -> next state`,
+1. The states are a `State` enum of the codec; the table maps `(state, kind) -> next state`,
    where `kind` names what arrived: the wire event type for a decoder (`"message_start"`), an
    IR event class or its tag for an encoder. A pair not in the table is refused::
 
-       class _State(enum.Enum):
+       class _State(State):
            IDLE = enum.auto()
            OPEN = enum.auto()
            DONE = enum.auto()
@@ -51,7 +51,8 @@ How to use it
    one: the hypothesis test over every pair (tests/test_decoder_states.py) is built on it.
 
 Hot paths: the table is one dict per state (`moves[state][kind]`), so `_advance` is two dict
-lookups on interned keys. A self-loop of a hot event (a delta in the OPEN state) does not need
+lookups on interned keys; a `State` hashes by identity in C, where `enum.Enum` calls a Python
+`__hash__` for every lookup. A self-loop of a hot event (a delta in the OPEN state) does not need
 `_advance` at all when the code path already proves the state (an open block exists only in
 the OPEN state); say so in a comment where it is skipped.
 """
@@ -64,9 +65,20 @@ from typing import Any, ClassVar, Generic, NoReturn, TypeVar
 
 from ..errors import DecodeError, TranslateError
 
-__all__ = ["Machine", "Transitions"]
+__all__ = ["Machine", "State", "Transitions"]
 
-S = TypeVar("S", bound=enum.Enum)
+
+class State(enum.Enum):
+    """The base of a codec's envelope states. Its members are singletons compared by
+    identity, so they hash by identity too, in C: `enum.Enum.__hash__` is a Python function
+    (`hash(self._name_)`) run on every `_advance`. callgrind: -2.1% instructions for
+    `responses->gemini/tools`, -0.5% for `gemini->responses/tools`, 0 for text streams,
+    whose hot deltas skip `_advance`."""
+
+    __hash__ = object.__hash__
+
+
+S = TypeVar("S", bound=State)
 
 
 def _name(kind: Hashable) -> str:

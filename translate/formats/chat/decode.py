@@ -70,7 +70,7 @@ from .._base import (
 )
 from .._blocks import Block, Blocks
 from .._openai import openai_error_kind
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import FINISH_TO_STOP, usage_to_ir
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ if TYPE_CHECKING:
 __all__ = ["ChatDecoder"]
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing decoded yet: MessageStart not emitted
     OPEN = enum.auto()  #: MessageStart emitted, the choice is streaming
     FINISHED = enum.auto()  #: the choice sent its finish_reason; Stop is held back

@@ -59,7 +59,7 @@ from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
 from .._openai import openai_error
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import DIALECTS, STOP_TO_FINISH, usage_from_ir
 
 if TYPE_CHECKING:
@@ -71,7 +71,7 @@ __all__ = ["Block", "ChatEncoder", "Reasoning", "ReasoningOption", "carries_cita
 ReasoningOption = Literal["auto", "reasoning_content", "reasoning", "reasoning_details"]
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing yet
     OPEN = enum.auto()  #: the chunk prefix is made (by MessageStart, or the first other event)
     STOPPED = enum.auto()  #: the finish chunk is written; Usage waits for end()

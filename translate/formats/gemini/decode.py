@@ -83,7 +83,7 @@ from .._base import (
     wrong_type,
 )
 from .._blocks import Block, Blocks
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import (
     ERROR_TO_IR,
     FINISH_TO_STOP,
@@ -100,7 +100,7 @@ if TYPE_CHECKING:
 __all__ = ["GeminiDecoder"]
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing decoded yet
     OPEN = enum.auto()  #: MessageStart emitted
     DONE = enum.auto()  #: Stop or Error emitted; only usage may follow

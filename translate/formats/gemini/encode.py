@@ -61,7 +61,7 @@ from ...events import (
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder, json_type
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import FINISH_TO_STOP, GEMINI_FAMILY, IR_TO_ERROR, STOP_TO_FINISH, usage_from_ir
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ _LOSSY_STOP = {"stop_sequence": ("stop_sequence", "stop sequence not kept"),
                                   "context_window has no Gemini finish reason: MAX_TOKENS")}
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: no MessageStart yet
     OPEN = enum.auto()  #: MessageStart seen
     DONE = enum.auto()  #: the final chunk or an error written; only Usage and Ping follow

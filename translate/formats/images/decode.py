@@ -41,7 +41,7 @@ from ...sse import RawSSEMessage
 from .._base import Decoder, DecoderOptions, opt_dict, opt_int, opt_str, timestamp
 from .._blocks import Block, Blocks
 from .._openai import openai_error_kind
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import DONE, TYPE_TO_COMPLETED, TYPE_TO_PARTIAL, usage_to_ir
 
 _DONE = DONE.encode()  # the data arrives as bytes (RawSSEMessage)
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["ImagesDecoder"]
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing decoded yet: MessageStart not emitted
     OPEN = enum.auto()  #: MessageStart emitted
     OVER = enum.auto()  #: [DONE] or an error: Stop or Error emitted, nothing may follow

@@ -52,7 +52,7 @@ from ...events import (
 from ...report import LossReport
 from .._base import Encoder
 from .._openai import openai_error
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import (
     COMPLETED_EVENT_NAME,
     COMPLETED_TYPE,
@@ -111,7 +111,7 @@ class Image:
                                   or sniff_format(done.b64 or "") or "png")}
 
 
-class _State(enum.Enum):
+class _State(State):
     OPEN = enum.auto()  #: images flowing (no MessageStart needed)
     STOPPED = enum.auto()  #: Stop seen: end() writes [DONE]; late images and usage still go out
     FAILED = enum.auto()  #: the error event is written; every later event is dropped

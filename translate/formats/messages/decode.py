@@ -51,7 +51,7 @@ from ...events import (
 from ...sse import RawSSEMessage
 from .._base import Decoder, DecoderOptions, need_int, need_str, opt_dict, opt_list, opt_str
 from .._blocks import Block, Blocks
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import ERROR_TO_IR, SIGNATURE_FORMAT, STOP_TO_IR, usage_to_ir
 
 if TYPE_CHECKING:
@@ -60,7 +60,7 @@ if TYPE_CHECKING:
 __all__ = ["MessagesDecoder"]
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing seen yet
     OPEN = enum.auto()  #: message_start seen
     DONE = enum.auto()  #: message_stop or error seen; only pings may follow

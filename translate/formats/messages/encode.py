@@ -67,7 +67,7 @@ from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
 from .._sequencer import DEFAULT_MAX_BUFFER, Queue, Waiting
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import ANTHROPIC_FAMILY, IR_TO_ERROR, IR_TO_STOP, START_ONLY_USAGE, usage_from_ir
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ _ARGS = b'input_json_delta","partial_json":'
 _Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta | Citation
 
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: no MessageStart yet
     STARTED = enum.auto()  #: MessageStart seen, message_start not written yet
     OPEN = enum.auto()  #: message_start written

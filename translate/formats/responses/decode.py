@@ -67,7 +67,7 @@ from .._base import (
 )
 from .._blocks import Block, Blocks
 from .._openai import openai_error_kind
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import (
     BUILTIN_PROGRESS_PREFIXES,
     INCOMPLETE_TO_STOP,
@@ -83,7 +83,7 @@ __all__ = ["ResponsesDecoder"]
 _Delta = Callable[..., Event]  # TextDelta, RefusalDelta, ThinkingDelta or ToolArgsDelta
 
 
-class _State(enum.Enum):
+class _State(State):
     START = enum.auto()  #: nothing decoded yet: MessageStart not emitted
     OPEN = enum.auto()  #: response.created seen, before the terminal event
     RESUMED = enum.auto()  #: MessageStart emitted without a response.created (yet): a resumed

@@ -62,7 +62,7 @@ from ...sse import frame
 from .._base import Encoder
 from .._openai import OPENAI_ERRORS
 from .._sequencer import DEFAULT_MAX_BUFFER, Queue, Waiting
-from .._states import Machine, Transitions
+from .._states import Machine, State, Transitions
 from .wire import (
     KIND_TO_CODE,
     RESPONSE_ERROR_CODES,
@@ -100,7 +100,7 @@ __all__ = [
     "usage_body",
 ]
 
-class _State(enum.Enum):
+class _State(State):
     IDLE = enum.auto()  #: nothing yet
     STARTED = enum.auto()  #: MessageStart seen, nothing written
     OPEN = enum.auto()  #: preamble written, items flowing
