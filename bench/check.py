@@ -129,7 +129,7 @@ def _library(source: str, target: str, name: str, want: dict[str, Any]) -> str:
 def main() -> int:
     library = "--library" in sys.argv[1:]
     failures = 0
-    for name in ("text_1k", "tools", "reasoning", "image"):
+    for name in ("text_1k", "tools", "tools_short", "reasoning", "image"):
         scenario = SCENARIOS[name]
         formats = FORMATS_OF[scenario.kind]
         for source in formats:

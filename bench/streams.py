@@ -130,6 +130,10 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("text_10k", "text", text=10_000),
         Scenario("text_100k", "text", text=100_000),
         Scenario("tools", "tools", tools=3, fragments=200),
+        # The same three calls, short (3 fragments each): 5-20 events in every format, so the
+        # gemini stream (4 events, each call whole) is compared with streams of its own length:
+        # what a stream costs before its events, measured alike for every source.
+        Scenario("tools_short", "tools", tools=3, fragments=3),
         Scenario("reasoning", "reasoning", reasoning=2_000, text=2_000),
         # One 1 MB preview, then the final 10 MB image (base64 characters).
         Scenario("image", "image", image=10_000_000, partial=1_000_000),
