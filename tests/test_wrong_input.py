@@ -19,7 +19,15 @@ from pydantic_core import to_json
 
 import translate
 from tests.conftest import ROOT, all_streams
-from tests.test_robustness import PREFIX, TERMINAL, chunk, ev, events_in
+from tests.test_robustness import (
+    PREFIX,
+    RESPONSE,
+    TERMINAL,
+    chunk,
+    ev,
+    events_in,
+    typed,
+)
 from tests.test_truncation import sdk
 from translate import DecodeError, Error, Stop
 from translate.convert import Converter, convert
@@ -429,3 +437,51 @@ def test_after_a_refused_value_the_batch_s_usage_is_written_and_its_upstream_err
     assert isinstance(events[-1], Error) and "must be a JSON object" in events[-1].message
     lost = [loss for loss in report if loss.what == "upstream_error"]
     assert len(lost) == 1 and "Overloaded" in lost[0].detail and "overloaded" in lost[0].detail
+
+
+# -- values the full hostile set (TRANSLATE_HOSTILE_EXAMPLES=all) found passing unsaid ------------
+
+
+def test_an_unknown_chat_finish_reason_is_reported_or_refused_not_read_as_stop_unsaid() -> None:
+    body = PREFIX["chat"] + chunk({}, "x") + b"data: [DONE]\n\n"
+    report = LossReport()
+    events = get_decoder("chat", report=report).feed(body)
+    stops = [e for e in events if type(e) is Stop]
+    assert [(s.reason, s.raw_reason) for s in stops] == [("end_turn", "x")]
+    assert [(loss.what, loss.detail) for loss in report] == [
+        ("unknown", "skipped: unknown finish_reason 'x' read as end_turn")]
+    with pytest.raises(DecodeError, match="unknown finish_reason 'x'"):
+        get_decoder("chat", strict=True).feed(body)
+
+
+_OPAQUE_ADDED = typed({"type": "response.output_item.added", "sequence_number": 1,
+                       "output_index": 0, "item": {"id": "ws_1", "type": "web_search_call",
+                                                    "status": "in_progress"}})
+
+
+@pytest.mark.parametrize(("item_id", "match"), [
+    ([], r"output_item\.done\.item\.id: expected a string"),
+    ({"type": "x"}, r"output_item\.done\.item\.id: expected a string"),
+    ("ws_2", r"output_item\.done for item 'ws_2' at the output_index of item 'ws_1'"),
+])
+def test_a_responses_done_item_must_name_its_own_item(item_id: Any, match: str) -> None:
+    """An opaque item is carried whole: an id that is not the added item's string would reach
+    the client (the openai SDK hashes item ids, and a list made it raise TypeError)."""
+    created = typed({"type": "response.created", "sequence_number": 0, "response": RESPONSE})
+    body = created + _OPAQUE_ADDED + typed({
+        "type": "response.output_item.done", "sequence_number": 2, "output_index": 0,
+        "item": {"id": item_id, "type": "web_search_call", "status": "completed"}})
+    with pytest.raises(DecodeError, match=match):
+        get_decoder("responses").feed(body)
+
+
+def test_a_revised_prompt_that_is_not_a_string_is_bad_input() -> None:
+    body = typed({"type": "response.created", "sequence_number": 0, "response": RESPONSE})
+    body += typed({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+                   "item": {"id": "ig_1", "type": "image_generation_call",
+                            "status": "in_progress"}})
+    body += typed({"type": "response.output_item.done", "sequence_number": 2, "output_index": 0,
+                   "item": {"id": "ig_1", "type": "image_generation_call", "status": "completed",
+                            "result": "AAAA", "revised_prompt": 0}})
+    with pytest.raises(DecodeError, match=r"image\.revised_prompt: expected a string"):
+        get_decoder("responses").feed(body)

@@ -270,6 +270,8 @@ class ChatDecoder(Machine[_State], Decoder):
             origin="chat",
             id=opt_str(obj, "id", "chunk") or None,
             model=opt_str(obj, "model", "chunk") or None,
+            # 0 is unknown: Azure's first chunk and Snowflake say `created: 0` (as "" for
+            # the id and the model)
             created=timestamp(obj, "created", "chunk") or None,
             envelope=self._envelope(obj) if self.keep_envelope else None,
         ))
@@ -638,7 +640,10 @@ class ChatDecoder(Machine[_State], Decoder):
 
     def _finish(self, finish: str | None, out: list[Event]) -> None:
         self._close_all(out)
-        reason = FINISH_TO_STOP.get(finish, "end_turn") if finish is not None else "end_turn"
+        reason = FINISH_TO_STOP.get(finish) if finish is not None else "end_turn"
+        if reason is None:  # a value newer than the table: refused when strict, else reported
+            self._unknown(f"unknown finish_reason {finish!r} read as end_turn")
+            reason = "end_turn"
         if reason == "end_turn" and any(block.kind == "tool_call"
                                         for block in self._blocks.known.values()):
             reason = "tool_use"  # "stop" with tool calls present (spec §3)

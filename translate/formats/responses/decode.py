@@ -454,13 +454,18 @@ class ResponsesDecoder(Machine[_State], Decoder):
     def _on_output_item_done(self, payload: dict[str, Any]) -> list[Event]:
         done = need_dict(payload, "item", "output_item.done")
         position = opt_int(payload, "output_index", "output_item.done")
+        # the id is checked even when the index finds the item: an opaque item is carried
+        # whole, and a non-string id would reach the client (the openai SDK hashes it)
+        iid = opt_str(done, "id", "output_item.done.item")
         item = self._by_index.get(position)
         if item is None:
-            iid = opt_str(done, "id", "output_item.done.item")
             item = self._items.get(iid) if iid is not None else None
         if item is None:
             self._fail(f"output_item.done for output_index {position!r} before "
                        "its output_item.added")
+        if iid is not None and item.id is not None and iid != item.id:
+            self._fail(f"output_item.done for item {iid!r} at the output_index of item "
+                       f"{item.id!r}")
         kind = _KIND_OF_ITEM.get(need_str(done, "type", "output_item.done.item"), "opaque")
         if kind != item.kind:
             self._fail(f"output_item.done changes the type of item {item.id!r}")
@@ -553,7 +558,7 @@ class ResponsesDecoder(Machine[_State], Decoder):
                 background=opt_str(done, "background", "image"),
                 output_format=opt_str(done, "output_format", "image"),
             ))
-            if done.get("revised_prompt"):
+            if opt_str(done, "revised_prompt", "image"):
                 self.report.add("decode", "responses", "revised_prompt",
                                 "an image_generation_call's revised_prompt has no IR field")
             self._blocks.end(out, call)
