@@ -41,7 +41,7 @@ from tests.test_truncation import sdk
 from translate import TranslateError
 from translate.convert import Converter, convert
 from translate.errors import DecodeError
-from translate.events import Stop
+from translate.events import BlockStart, Stop
 from translate.formats import FORMATS, get_decoder
 from translate.report import LossReport
 from translate.sse import SSEMessage, SSEParser
@@ -263,6 +263,13 @@ def _carried(value: Any, events: list[Any], original: list[Any], replaced: Any) 
         _occurrences(value, original) - _occurrences(value, [replaced]))
 
 
+def _in_opaque(value: Any, events: list[Any]) -> int:
+    """How often `value` appears in the opaque blocks of the IR (an unknown block type makes
+    a block opaque: `_carried`'s count cannot see that, as "x" is also in every "text")."""
+    return _occurrences(value, [e.raw for e in events
+                                if type(e) is BlockStart and e.kind == "opaque" and e.raw])
+
+
 _ORIGINAL: dict[Path, tuple[list[Any], list[Any]] | None] = {}
 
 
@@ -321,6 +328,11 @@ def check(case: Case) -> str | None:
         # object holding only a field no decoder reads (where `type` dispatches, an unknown
         # type is refused or reported) is ignored like any other unknown field
         return None
+    if _in_opaque(value, mutated[0]) > _in_opaque(value, original[0]):
+        return None  # carried whole in an opaque block (a target that cannot write it reports)
+    if case.fmt == "chat" and case.at == ("created",) and type(case.value) is int \
+            and case.value == 0:
+        return None  # chat `created: 0` is unknown, as Azure and Snowflake send it (decode.py)
     return "the stream finished cleanly, but the value was neither carried nor reported"
 
 
