@@ -139,7 +139,9 @@ def _stop_table() -> str:
                        ("messages", messages.STOP_TO_IR)):
         lines += [f"| {fmt} | `{wire}` | `{ir}` |" for wire, ir in table.items()]
     lines += ["", "A chat or responses answer with tool calls that ended naturally is "
-              "`tool_use`; an unknown value keeps its raw form in `Stop.raw_reason`.", ""]
+              "`tool_use`; an unknown value keeps its raw form in `Stop.raw_reason`, is read as "
+              "`end_turn` (responses: an unknown `incomplete_details.reason` as `max_tokens`) "
+              "and is named in the loss report (`unknown`; a strict decoder refuses it).", ""]
     return "\n".join(lines)
 
 

@@ -267,13 +267,26 @@ def test_response_failed_alone_is_an_error_from_response_error() -> None:
 
 
 @pytest.mark.parametrize(("reason", "stop"), [("max_output_tokens", "max_tokens"),
-                                              ("content_filter", "content_filter"),
-                                              ("steered", "max_tokens")])
+                                              ("content_filter", "content_filter")])
 def test_incomplete_reasons_map_to_stop_reasons(reason: str, stop: str) -> None:
     incomplete = {"type": "response.incomplete", "response": {
         **CREATED["response"], "status": "incomplete",
         "incomplete_details": {"reason": reason}}}
     assert decode(sse(CREATED, incomplete))[-1] == Stop(reason=stop, raw_reason=reason)  # type: ignore[arg-type]
+
+
+def test_an_unknown_incomplete_reason_is_max_tokens_and_reported_or_refused() -> None:
+    incomplete = {"type": "response.incomplete", "response": {
+        **CREATED["response"], "status": "incomplete",
+        "incomplete_details": {"reason": "steered"}}}
+    report = LossReport()
+    decoder = ResponsesDecoder(report=report)
+    events = decoder.feed(sse(CREATED, incomplete)) + decoder.end()
+    assert events[-1] == Stop(reason="max_tokens", raw_reason="steered")
+    assert [(loss.what, loss.detail) for loss in report] == [
+        ("unknown", "skipped: unknown incomplete_details.reason 'steered' read as max_tokens")]
+    with pytest.raises(DecodeError, match=r"unknown incomplete_details\.reason 'steered'"):
+        decode(sse(CREATED, incomplete))
 
 
 def test_usage_is_emitted_in_ir_semantics_before_stop() -> None:

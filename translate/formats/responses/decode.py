@@ -396,6 +396,8 @@ class ResponsesDecoder(Machine[_State], Decoder):
         self._stop(response, out)
         details = opt_dict(response, "incomplete_details", "response")
         raw = opt_str(details, "reason", "response.incomplete_details") if details else None
+        if raw and raw not in INCOMPLETE_TO_STOP:  # newer than the table: say so
+            self._unknown(f"unknown incomplete_details.reason {raw!r} read as max_tokens")
         out.append(Stop(reason=INCOMPLETE_TO_STOP.get(raw, "max_tokens") if raw else "max_tokens",
                         raw_reason=raw, envelope=response if self.keep_envelope else None))
         return out
