@@ -48,6 +48,7 @@ from tests.gateway_support import (  # noqa: E402
 from tests.sdk import Summary  # noqa: E402
 from tests.sdk.gemini import fold  # noqa: E402
 from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
+from translate.gateway.relay import BLANK_KEEPALIVE  # noqa: E402
 
 
 def _pair(src: str, dst: str) -> Any:
@@ -509,16 +510,24 @@ def test_client_disconnect_closes_the_upstream_connection(
 @pytest.mark.parametrize(("upstream_format", "client_format"),
                          _pairs(("chat", "messages"), ("messages", "chat"),
                                 ("messages", "responses"), ("responses", "messages"),
-                                ("messages", "messages")))
+                                ("messages", "messages"), ("messages", "gemini"),
+                                ("gemini", "gemini")))
 def test_keepalive_comments_during_upstream_silence_are_ignored_by_the_sdk(
         gateways: dict[str, str], serve: Any, upstream_format: str, client_format: str) -> None:
+    """A comment for the OpenAI and Anthropic SDKs; a blank line for google-genai, which reads
+    a comment line as JSON and raises (it did whenever the upstream paused)."""
     body = recording(upstream_format, RECORDINGS[upstream_format])
     serve(body=body, delay=0, pause_after=3, pause=0.4)  # 8 keepalive intervals of silence
     url = gateways[upstream_format]
-    raw = httpx.post(url + "/v1" + UPSTREAM_PATHS[client_format][3:], json=_minimal(
-        client_format), headers={"x-api-key": "k", "anthropic-version": "2023-06-01"},
-        timeout=10).content
-    assert raw.count(b": keepalive\n\n") >= 3
+    path = UPSTREAM_PATHS[client_format].format(model=CLIENT_MODELS[client_format])
+    raw = httpx.post(url + path, json=_minimal(client_format),
+                     headers={"x-api-key": "k", "anthropic-version": "2023-06-01",
+                              "x-goog-api-key": "k"}, timeout=10).content
+    if client_format == "gemini":
+        assert b": keepalive" not in raw
+        assert raw.count(BLANK_KEEPALIVE) >= 3  # the events' own framing has no CR
+    else:
+        assert raw.count(b": keepalive\n\n") >= 3
     serve(body=body, delay=0, pause_after=3, pause=0.4)
     got = run_client(client_format, url)
     want = expected(upstream_format, body)
@@ -528,6 +537,8 @@ def test_keepalive_comments_during_upstream_silence_are_ignored_by_the_sdk(
 def _minimal(client_format: str) -> dict[str, Any]:
     if client_format == "responses":
         return {"model": "m", "input": "hi", "stream": True}
+    if client_format == "gemini":
+        return {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
     body: dict[str, Any] = {"model": "m", "stream": True,
                             "messages": [{"role": "user", "content": "hi"}]}
     if client_format == "messages":

@@ -52,7 +52,7 @@ from ..http_errors import HTTPError, convert_error, error_for, request_id_header
 from ..report import Loss, LossReport
 from ..request import RequestFormat
 from .auth import client_key_ok, upstream_headers
-from .relay import EventStream
+from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .settings import PATHS, Settings
 from .upstream import body_chunks, open_client
 
@@ -211,7 +211,9 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             # stream with the client's own error event instead of a clean-looking end.
             chunks = aconvert(body_chunks(upstream), source=source, target=target,
                               on_error="emit", report=losses, **options)
-            return EventStream(chunks, keepalive=settings.keepalive_interval, headers=ids,
+            return EventStream(chunks, keepalive=settings.keepalive_interval,
+                               keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
+                               else KEEPALIVE, headers=ids,
                                on_done=lambda: _log_losses(source, target, losses))
 
         return handle

@@ -5,7 +5,8 @@ Theory of operation. `EventStream.__call__` sends the response head, then runs i
 group: this task, which iterates the converted stream (`translate.aconvert` over the upstream
 body) and writes each piece as it comes; a watcher that waits for the client's
 `http.disconnect`; and, with `keepalive`, a timer that writes an SSE comment (`: keepalive`,
-which the SSE grammar makes every client skip) once nothing was written for `keepalive`
+which the SSE grammar makes every client skip; a blank line for gemini clients, whose SDK
+reads a comment as JSON) once nothing was written for `keepalive`
 seconds, only between whole events. A lock keeps the two writers' messages whole; the relay
 takes it without yielding when it is free, so the hot path costs no extra task switch. A
 disconnect cancels the group: the cancellation unwinds through `aconvert`, which closes the
@@ -25,12 +26,17 @@ from starlette.types import Receive, Scope, Send
 
 from .upstream import UpstreamBroke
 
-__all__ = ["KEEPALIVE", "EventStream"]
+__all__ = ["BLANK_KEEPALIVE", "KEEPALIVE", "EventStream"]
 
 log = logging.getLogger("translate.gateway")
 
 KEEPALIVE = b": keepalive\n\n"
 """An SSE comment: no event, skipped by every conforming client (spec/sse.md)."""
+
+BLANK_KEEPALIVE = b"\r\n"
+"""A blank line between events: no event either, for gemini clients. google-genai reads every
+line that is not `data: ...` as raw JSON, so a comment line makes it raise
+`UnknownApiResponseError`; it skips a blank line when no data is pending."""
 
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
@@ -46,7 +52,7 @@ class _Writer:
         self.last = time.monotonic()
         self.at_boundary = True
 
-    async def write(self, chunk: bytes) -> None:
+    async def write(self, chunk: bytes, *, keepalive: bool = False) -> None:
         lock = self.lock
         try:
             lock.acquire_nowait()  # free almost always: no checkpoint, no task switch
@@ -57,17 +63,20 @@ class _Writer:
         finally:
             lock.release()
         self.last = time.monotonic()
-        self.at_boundary = chunk.endswith(_EVENT_ENDS)
+        if not keepalive:  # a keepalive is written between events and leaves it there
+            self.at_boundary = chunk.endswith(_EVENT_ENDS)
 
 
 class EventStream:
     """A `text/event-stream` response of `chunks` (an ASGI app, as Starlette responses are)."""
 
     def __init__(self, chunks: AsyncIterator[bytes], *, keepalive: float | None,
+                 keepalive_bytes: bytes = KEEPALIVE,
                  headers: Mapping[str, str] | None = None,
                  on_done: Callable[[], None] | None = None) -> None:
         self.chunks = chunks
         self.keepalive = keepalive
+        self.keepalive_bytes = keepalive_bytes  # BLANK_KEEPALIVE for a gemini client
         self.headers = {"content-type": "text/event-stream; charset=utf-8",
                         "cache-control": "no-cache", "x-accel-buffering": "no",
                         **(headers or {})}
@@ -82,7 +91,8 @@ class EventStream:
             async with anyio.create_task_group() as group:
                 group.start_soon(_watch_disconnect, receive, group.cancel_scope)
                 if self.keepalive:
-                    group.start_soon(_keep_alive, writer, self.keepalive)
+                    group.start_soon(_keep_alive, writer, self.keepalive,
+                                     self.keepalive_bytes)
                 await self._relay(writer)
                 async with writer.lock:
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
@@ -108,11 +118,11 @@ class EventStream:
                     await aclose()
 
 
-async def _keep_alive(writer: _Writer, interval: float) -> None:
+async def _keep_alive(writer: _Writer, interval: float, message: bytes) -> None:
     while True:
         await anyio.sleep(max(0.0, writer.last + interval - time.monotonic()))
         if time.monotonic() - writer.last >= interval and writer.at_boundary:
-            await writer.write(KEEPALIVE)
+            await writer.write(message, keepalive=True)
 
 
 async def _watch_disconnect(receive: Receive, scope: Any) -> None:
