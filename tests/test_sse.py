@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from translate.errors import DecodeError
 from translate.sse import (
+    _EVENT_NAMES,
     _LONE_CR,
     DEFAULT_MAX_EVENT_SIZE,
     RawSSEMessage,
@@ -454,3 +455,13 @@ def test_the_raw_parser_gives_the_same_messages_with_the_data_as_bytes(body: byt
     raws += raw.end(flush=True)
     assert [type(m) for m in raws] == [RawSSEMessage] * len(texts)
     assert [(m.data.decode(), *m[1:]) for m in raws] == [tuple(m) for m in texts]
+
+
+def test_the_event_names_every_parser_shares_stay_bounded() -> None:
+    """Parsers share the names they decoded (a gateway starts one per request); a stream of
+    made-up names is parsed right and not remembered past 256 entries."""
+    body = b"".join(b"event: made-up-%d\ndata: {}\n\n" % i for i in range(1000))
+    messages = SSEParser().feed(body)
+    assert [m.event for m in messages] == [f"made-up-{i}" for i in range(1000)]
+    assert len(_EVENT_NAMES) <= 256
+    assert [m.event for m in SSEParser().feed(b"event: made-up-1\ndata: {}\n\n")] == ["made-up-1"]

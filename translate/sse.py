@@ -42,6 +42,11 @@ _SPLIT_LINES = 512
 _LONE_CR = re.compile(b"\r(?!\n)")
 """A CR that does not start a CRLF (one at the very end of a chunk included)."""
 
+_EVENT_NAMES: dict[bytes, str] = {}
+"""`event: <name>` lines already decoded, shared by every parser: a format has a dozen names,
+and a gateway starts a parser per request, which met each name on the slow path once. At most
+256 entries (a stream of made-up names is parsed, not remembered)."""
+
 _SEPARATORS = re.compile(b"\xe2\x80[\xa8\xa9]")
 """U+2028 and U+2029 in UTF-8, which `frame` escapes."""
 
@@ -119,7 +124,7 @@ class SSEParser:
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
         self._limit = max_event_size
-        self._names: dict[bytes, str] = {}  # `event: <name>` lines already decoded
+        self._names = _EVENT_NAMES  # `event: <name>` lines already decoded, by any parser
         self._frags: list[bytes] = []  # pieces of the current, unterminated line
         self._frags_size = 0
         self._pending_cr = False  # the last chunk ended in CR: swallow a leading LF (spec §1.1)
