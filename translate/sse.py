@@ -112,7 +112,6 @@ class SSEParser:
         "_head",
         "_last_id",
         "_limit",
-        "_names",
         "_offset",
         "_pending_cr",
         "_retry",
@@ -124,7 +123,6 @@ class SSEParser:
 
     def __init__(self, *, max_event_size: int = DEFAULT_MAX_EVENT_SIZE) -> None:
         self._limit = max_event_size
-        self._names = _EVENT_NAMES  # `event: <name>` lines already decoded, by any parser
         self._frags: list[bytes] = []  # pieces of the current, unterminated line
         self._frags_size = 0
         self._pending_cr = False  # the last chunk ended in CR: swallow a leading LF (spec §1.1)
@@ -230,7 +228,7 @@ class SSEParser:
         data = self._data
         limit = self._limit
         offset = self._offset
-        names = self._names
+        names = _EVENT_NAMES
         new = _new_message
         cls = self._message_type
         keep_bytes = cls is RawSSEMessage
@@ -395,8 +393,8 @@ class SSEParser:
                 self._too_much_data(value)
         elif name == b"event":
             self._event = self._text(value)
-            if line[6:7] == b" " and len(self._names) < 256:  # few distinct names per format
-                self._names[line] = self._event
+            if line[6:7] == b" " and len(_EVENT_NAMES) < 256:  # few distinct names per format
+                _EVENT_NAMES[line] = self._event
         elif name == b"id":
             if b"\0" not in value:
                 self._last_id = self._text(value)
