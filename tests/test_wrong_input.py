@@ -21,13 +21,13 @@ import translate
 from tests.conftest import ROOT, all_streams
 from tests.test_robustness import (
     PREFIX,
-    RESPONSE,
     TERMINAL,
     chunk,
     ev,
     events_in,
     typed,
 )
+from tests.test_robustness import R_CREATED as CREATED_EVENT  # (this file has its own R_CREATED)
 from tests.test_truncation import sdk
 from translate import DecodeError, Error, Stop
 from translate.convert import Converter, convert
@@ -467,8 +467,7 @@ _OPAQUE_ADDED = typed({"type": "response.output_item.added", "sequence_number": 
 def test_a_responses_done_item_must_name_its_own_item(item_id: Any, match: str) -> None:
     """An opaque item is carried whole: an id that is not the added item's string would reach
     the client (the openai SDK hashes item ids, and a list made it raise TypeError)."""
-    created = typed({"type": "response.created", "sequence_number": 0, "response": RESPONSE})
-    body = created + _OPAQUE_ADDED + typed({
+    body = CREATED_EVENT + _OPAQUE_ADDED + typed({
         "type": "response.output_item.done", "sequence_number": 2, "output_index": 0,
         "item": {"id": item_id, "type": "web_search_call", "status": "completed"}})
     with pytest.raises(DecodeError, match=match):
@@ -476,10 +475,9 @@ def test_a_responses_done_item_must_name_its_own_item(item_id: Any, match: str) 
 
 
 def test_a_revised_prompt_that_is_not_a_string_is_bad_input() -> None:
-    body = typed({"type": "response.created", "sequence_number": 0, "response": RESPONSE})
-    body += typed({"type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
-                   "item": {"id": "ig_1", "type": "image_generation_call",
-                            "status": "in_progress"}})
+    body = CREATED_EVENT + typed({
+        "type": "response.output_item.added", "sequence_number": 1, "output_index": 0,
+        "item": {"id": "ig_1", "type": "image_generation_call", "status": "in_progress"}})
     body += typed({"type": "response.output_item.done", "sequence_number": 2, "output_index": 0,
                    "item": {"id": "ig_1", "type": "image_generation_call", "status": "completed",
                             "result": "AAAA", "revised_prompt": 0}})
