@@ -1,4 +1,4 @@
-# ruff: noqa: E501  (the Markdown tables below read best unwrapped)
+
 """Build docs/requests.md from the request-translation tables in translate/request.py.
 
 Fields, content, tool choice, reasoning, name and id limits and the losses reported in both
@@ -92,20 +92,44 @@ Gemini has no call ids in a request (the API refuses `id` in `functionCall` and
 gets an id from its position (`call_<content>_<part>`), the same on every turn; written to
 gemini, each result carries the name of its call.
 
-## What is refused, what is reported
+## What is refused, what is dropped, what is reported
 
-- **Refused** (strict mode, the default): a field the target has no place for, a provider tool
-  the target lacks, an unknown field. `translate.RequestError` names the field path and the
-  target, e.g. `messages: cannot carry request field 'logprobs' (chat); pass lenient=True to drop it`.
-  With `lenient=True` the field is dropped and listed in `conv.report`. Paths, in errors and
-  in the report, point into the body the client sent (`input[4]`, `messages[2].refusal`), also
-  where several source items make one turn of the neutral model (a run of chat `tool`
-  messages, consecutive responses items).
-- **Reported in both modes**: what a conversation needs changed to go on at all, listed below
-  (reasoning from another provider, a cache TTL the target lacks, ...). `conv.report` can
-  therefore have entries in strict mode too.
-- Fields of the source's API that the neutral model does not name (chat `frequency_penalty`,
-  responses `truncation`, ...) are kept for the same format and refused for another.
+A field the target cannot carry is one of two kinds (the tables below list them):
+
+- **Steering** (`translate.request.STEERING`): a field that only tunes or steers the
+  provider's own machinery, whose absence leaves the answer as the client expects it:
+  Claude Code's `context_management`, Codex's `client_metadata` and `prompt_cache_key`, Gemini
+  CLI's `topK`, a provider-run tool the upstream cannot run. **Dropped by default** and each
+  named in `conv.report` (the gateway adds them to the `x-stream-translate-dropped` header);
+  `strict=True` (the gateway's `--strict`) refuses them like the second kind.
+- **Relied on** in the answer: `logprobs` into messages, `n` > 1 into a target with one
+  answer, a JSON mode the target cannot enforce, a forced tool choice the target cannot
+  express, a provider-run tool that `tool_choice` forces, an unknown field. **Refused**:
+  `translate.RequestError` names the field path and the target, e.g. `messages: cannot carry
+  request field 'logprobs' (chat); pass lenient=True to drop it` (the gateway's 400 says
+  `--lenient`). With `lenient=True` the field is dropped and listed in `conv.report`.
+
+Paths, in errors and in the report, point into the body the client sent (`input[4]`,
+`messages[2].refusal`), also where several source items make one turn of the neutral model (a
+run of chat `tool` messages, consecutive responses items). What a conversation needs changed to
+go on at all (reasoning from another provider, a cache TTL the target lacks, ...) is
+**reported in both modes**, listed below. Fields of the source's API that the neutral model
+does not name (chat `frequency_penalty`, responses `truncation`, ...) are kept for the same
+format, and for another dropped (steering) or refused.
+
+## Instructions are never dropped
+
+- Every leading system or developer item, any number of them, with or without `id`/`status`
+  (dropped as `bookkeeping`), becomes the target's system instruction, in order: chat's
+  leading system messages, responses' leading instruction items (Codex sends two developer
+  items with ids), messages' `system`, gemini's `systemInstruction`. A run of one role is
+  lifted; an item of the other role stays in the conversation, at its start.
+- A system or developer turn inside the conversation (Claude Code's environment block, a
+  Codex developer message) is carried where it stands where the target has a place for it:
+  chat a system or developer message, responses a message item of that role, messages a
+  `role: "system"` turn. Gemini has instructions only before the conversation: the turn joins
+  `systemInstruction`, after what came before, reported as `system_turn`.
+- A developer role the target lacks becomes its system role (reported as `role`).
 """
 
 
@@ -203,9 +227,29 @@ def _limits() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _steering() -> str:
+    lines = ["## Dropped by default (steering)", "",
+             "Dropped and reported under this `Loss.what` (the field's last name) where the "
+             "target has no place for them; refused when `strict=True`:", "",
+             "| field | what it steers |", "|---|---|"]
+    lines += [f"| `{what}` | {why} |" for what, why in rq.STEERING.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _tool_kinds() -> str:
+    lines = ["## Client tools carried as functions", "",
+             "Responses tool kinds another format has no counterpart for. "
+             "`RequestConversion.client_tools` records how the client declared each one; pass "
+             "it as the `client_tools` option of a responses target (`convert`, `Converter`, "
+             "`convert_object`; the gateway does) so the client gets its calls back as it "
+             "declared the tool:", ""]
+    lines += [f"- `{kind}`: {why}" for kind, why in rq.TOOL_KINDS.items()]
+    return "\n".join(lines) + "\n"
+
+
 def _reported() -> str:
     lines = ["## Reported in both modes", "",
-             "These are dropped or changed in strict mode too, and listed in the report under "
+             "These are dropped or changed in every mode, and listed in the report under "
              "this `Loss.what`:", ""]
     lines += [f"- `{what}`: {why}" for what, why in rq.REPORTED_LOSSES.items()]
     return "\n".join(lines) + "\n"
@@ -223,7 +267,7 @@ def _equivalences() -> str:
 def render() -> str:
     """The page, as Markdown."""
     return "\n".join([_HEADER, _fields(), _content(), _tool_choice(), _reasoning(), _limits(),
-                      _reported(), _equivalences()])
+                      _steering(), _tool_kinds(), _reported(), _equivalences()])
 
 
 def main(argv: list[str] | None = None) -> int:

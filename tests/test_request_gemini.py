@@ -192,21 +192,30 @@ def test_the_model_and_stream_come_from_the_url_for_gemini_only() -> None:
         convert_request(conv.body, source="chat", target="gemini", model="x")
 
 
-def test_a_result_without_its_call_and_a_late_system_message_are_refused() -> None:
+def test_a_result_without_its_call_is_refused() -> None:
     orphan = {"contents": [{"role": "user", "parts": [
         {"functionResponse": {"name": "f", "response": {"output": "x"}}}]}]}
     with pytest.raises(RequestError) as info:
         convert_request(orphan, source="gemini", target="chat")
     assert info.value.field == "contents[0].parts[0].functionResponse"
-    late = {"model": "m", "messages": [{"role": "user", "content": "hi"},
-                                       {"role": "assistant", "content": "yes"},
-                                       {"role": "system", "content": "now be terse"}]}
-    with pytest.raises(RequestError) as info:
-        convert_request(late, source="chat", target="gemini")
-    assert info.value.field == "messages[2]"
-    lenient = to_gemini(late, lenient=True)
-    assert [c["role"] for c in lenient.body["contents"]] == ["user", "model"]
-    assert [e.what for e in lenient.report.entries] == ["role"]
+
+
+def test_instructions_anywhere_join_the_system_instruction_in_order() -> None:
+    """Gemini has instructions only before the conversation: every system or developer turn
+    joins systemInstruction, in order; one that stood after a turn is reported as moved."""
+    body = {"model": "m", "messages": [
+        {"role": "system", "content": "first"},
+        {"role": "system", "content": "second"},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "yes"},
+        {"role": "developer", "content": "now be terse"},
+        {"role": "user", "content": "and?"}]}
+    conv = to_gemini(body)
+    assert conv.body["systemInstruction"] == {"parts": [
+        {"text": "first"}, {"text": "second"}, {"text": "now be terse"}]}
+    assert [c["role"] for c in conv.body["contents"]] == ["user", "model", "user"]
+    moved = [e for e in conv.report.entries if e.what == "system_turn"]
+    assert [e.detail.split(":")[0] for e in moved] == ["messages[4]"]
 
 
 def test_each_declaration_shape_is_read_and_a_malformed_one_is_named_by_its_path() -> None:

@@ -323,6 +323,13 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
         d["output"].update(name=None, description=None, strict=None)
     if d["output"] and d["output"]["type"] == "text":
         d["output"] = None
+    if y == "gemini":  # instructions only before the conversation: every system turn joins it
+        turns = [m for m in d["messages"] if m["role"] in ("system", "developer")]
+        for msg in turns:
+            d["system"].extend(msg["parts"])
+            if msg["role"] == "developer":
+                names = names | {"role"}
+        d["messages"] = [m for m in d["messages"] if m["role"] not in ("system", "developer")]
     if "role" in names:
         d["system_role"] = "system"
     if not d["system"]:

@@ -13,10 +13,13 @@ the formats own their field shapes.
 
 What the target cannot carry is never dropped silently. Three policies, one per kind of loss:
 
-- *refused*: a field that changes what the model does (`logprobs` to messages, `top_k`, a
-  provider tool the target lacks, an unknown field...). Strict mode (the default) raises
+- *refused*: a field the client relies on in the answer (`logprobs` to messages, `n` > 1, a
+  JSON mode the target cannot enforce, a forced tool it cannot run, an unknown field...):
   `RequestError` naming the field path and the target; `lenient=True` drops it and lists it in
-  the report.
+  the report. A field that only tunes or steers the provider's own machinery (`STEERING`:
+  `context_management`, `prompt_cache_key`, `topK`, a provider-run tool the target lacks...)
+  leaves the answer's shape as the client expects it: dropped and reported by default, so the
+  coding agents work out of the box, and refused with the rest when `strict=True`.
 - *reported*: a change the upstream needs for the conversation to go on and that does not
   change what was asked (`REPORTED_LOSSES`): reasoning from another provider in the history
   (only its own provider can verify it: spec/mapping.md §7.5), a cache marker or its TTL the
@@ -68,8 +71,11 @@ __all__ = [
     "PARALLEL_TOOL_CALLS",
     "REPORTED_LOSSES",
     "REQUEST_FIELDS",
+    "STEERING",
     "TOOL_CHOICE",
+    "TOOL_KINDS",
     "Cache",
+    "ClientTool",
     "Document",
     "Effort",
     "FunctionTool",
@@ -96,6 +102,7 @@ __all__ = [
     "field_name",
     "finite_json",
     "json_text",
+    "namespaced",
     "read_texts",
     "valid_id",
     "valid_name",
@@ -527,11 +534,118 @@ REPORTED_LOSSES: dict[str, str] = {
     "beta": "an anthropic-beta value for a non-Anthropic target",
     "bookkeeping": "output-item ids and statuses of a responses history",
     "role": "a developer message carried as a system message (messages has no developer role)",
+    "system_turn": "a system or developer message inside the conversation, for a target "
+                   "that has instructions only before it (gemini): moved into its system "
+                   "instruction, after what came before",
+    "namespace": "a responses namespace tool flattened into tools named "
+                 "`<namespace>__<name>` (`TOOL_KINDS`); its calls go back namespaced",
+    "tool_kind": "a custom or local_shell tool carried as a function tool (`TOOL_KINDS`): a "
+                 "custom tool's grammar is in the description, not enforced by the upstream",
     "thought_signature": "the placeholder thought signature (`skip_thought_signature_validator`) "
                          "on the first function call of a model turn from another provider: "
                          "Gemini 3 refuses an unsigned one, and only Gemini can sign",
 }
 """What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
+
+STEERING: dict[str, str] = {
+    # Anthropic
+    "context_management": "server-side context editing (Claude Code clears old thinking and "
+                          "tool results): the upstream keeps the whole context",
+    "container": "the code-execution container to reuse",
+    "diagnostics": "diagnostics the provider records",
+    "inference_geo": "where the provider runs the model",
+    "speed": "the provider's speed tier",
+    "user_profile_id": "the provider's user profile",
+    "workspace_id": "the provider's workspace",
+    # OpenAI
+    "client_metadata": "the client's own metadata for the provider's logs (Codex CLI)",
+    "prompt_cache_key": "a prompt-cache routing key",
+    "prompt_cache_retention": "how long the provider keeps a prompt cache",
+    "prompt_cache_options": "prompt-cache settings",
+    "safety_identifier": "an end-user id for the provider's abuse checks",
+    "service_tier": "the provider's priority tier",
+    "store": "whether the provider keeps the response for later retrieval",
+    "metadata": "tags for the provider's dashboard",
+    "user": "an end-user id for the provider's logs",
+    "user_id": "an end-user id for the provider's logs (messages `metadata.user_id`)",
+    "moderation": "the provider's moderation settings",
+    "access_programs": "the provider's access programs",
+    "truncation": "how the provider truncates an over-long context",
+    "stream_options": "stream settings beyond usage (obfuscation padding)",
+    "include": "extra output data of a provider-run tool the upstream does not have",
+    "prediction": "a predicted output (speeds up the answer, does not change it)",
+    "max_tool_calls": "a cap on provider-run tool calls",
+    "reasoning": "a reasoning setting only the client's provider has",
+    "parallel_tool_calls": "whether the model may call several tools at once (the client "
+                           "takes either)",
+    "verbosity": "how long the model should write",
+    "detail": "the resolution an image is read at",
+    # sampling knobs the upstream lacks
+    "temperature": "a sampling knob",
+    "top_p": "a sampling knob",
+    "top_k": "a sampling knob",
+    "topP": "a sampling knob",
+    "topK": "a sampling knob",
+    "seed": "a sampling knob",
+    "frequency_penalty": "a sampling knob",
+    "presence_penalty": "a sampling knob",
+    "frequencyPenalty": "a sampling knob",
+    "presencePenalty": "a sampling knob",
+    "logit_bias": "a sampling knob",
+    # Gemini
+    "safetySettings": "the provider's safety filter thresholds",
+    "labels": "billing labels",
+    "mediaResolution": "the resolution media is read at",
+    "routingConfig": "the provider's model routing",
+    "modelSelectionConfig": "the provider's model selection",
+    "enableEnhancedCivicAnswers": "a provider answer feature",
+    # tool definitions
+    "defer_loading": "Anthropic's tool-search hint to load a tool's definition later (the "
+                     "tool itself is sent)",
+    "tool": "a provider-run tool (web search, code execution, web fetch, tool search...) or a "
+            "tool kind only the client's API has: the upstream cannot run it, so the model "
+            "answers without it; a request whose tool_choice forces it is refused",
+}
+"""Request fields that only tune or steer the provider's own machinery: their absence leaves
+the answer's shape as the client expects it. Where the target has no place for one it is
+dropped by default and listed in the report (`Loss.what` is the field's name, a tool's its
+type); `strict=True` refuses it like any other field the target cannot carry. Keys are field
+names as the client sends them (the last name of a path: `generationConfig.topK` is `topK`);
+`tool` stands for every tool definition the target cannot take."""
+
+TOOL_KINDS: dict[str, str] = {
+    "namespace": "a Responses `namespace` tool (Codex's `multi_agent_v1`): each of its function "
+                 "and custom tools becomes a tool of its own named `<namespace>__<name>`, the "
+                 "namespace's description after the tool's; its calls go back with `name` and "
+                 "`namespace` as declared",
+    "custom": "a Responses `custom` tool (free-form input, e.g. Codex's `apply_patch` with its "
+              "lark grammar): a function tool with one string parameter `input`, the grammar "
+              "in its description; its calls go back to the client as `custom_tool_call` items",
+    "local_shell": "the Responses `local_shell` tool: a function tool `local_shell` taking the "
+                   "exec action's fields (`command`, `working_directory`, `timeout_ms`, "
+                   "`env`, `user`); its calls go back as `local_shell_call` items",
+}
+"""Client tool kinds another format has no counterpart for, carried as function tools and
+mapped back on the way down (`RequestConversion.client_tools`, the `client_tools` option of a
+responses target). To a responses upstream they go unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientTool:
+    """How a responses client declared a tool that another format carries as a plain function
+    tool (`TOOL_KINDS`), so that its calls go back to the client as it expects them."""
+
+    kind: Literal["function", "custom", "local_shell"]
+    """The call item it expects: `function_call`, `custom_tool_call` or `local_shell_call`."""
+    name: str
+    """The tool's name as declared (inside its namespace, if any)."""
+    namespace: str | None = None
+    """The `namespace` tool it was declared in, or None."""
+
+
+def namespaced(namespace: str, name: str) -> str:
+    """The one name a tool of a responses `namespace` is carried as (`TOOL_KINDS`)."""
+    return f"{namespace}__{name}"
 
 
 BOOKKEEPING: frozenset[str] = frozenset({"id", "status"})
@@ -832,12 +946,12 @@ class RequestContext:
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("_names", "_turns", "body", "default_max_tokens", "headers", "ids", "lenient",
-                 "locate", "model", "names", "report", "source", "stream", "target",
-                 "tool_names")
+    __slots__ = ("_names", "_turns", "body", "client_tools", "default_max_tokens",
+                 "dropped_tools", "headers", "ids", "lenient", "locate", "model", "names",
+                 "report", "source", "stream", "strict", "target", "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
-                 default_max_tokens: int = DEFAULT_MAX_TOKENS,
+                 strict: bool = False, default_max_tokens: int = DEFAULT_MAX_TOKENS,
                  body: Mapping[str, Any] = _EMPTY, locate: Locate | None = None,
                  model: str | None = None, stream: bool | None = None) -> None:
         self.model = model
@@ -852,9 +966,16 @@ class RequestContext:
         self.source = source
         self.target = target
         self.lenient = lenient
+        self.strict = strict
+        """Refuse the `STEERING` fields too (by default they are dropped and reported)."""
         self.default_max_tokens = default_max_tokens
         self.report = LossReport()
         self.tool_names: dict[str, str] = {}
+        self.client_tools: dict[str, ClientTool] = {}
+        """Neutral tool name -> how the client declared it, for the tools carried as plain
+        functions (`TOOL_KINDS`)."""
+        self.dropped_tools: set[str] = set()
+        """Names (or types) of the tool definitions dropped as `STEERING`'s `tool`."""
         self._names: dict[str, str] = {}  # every target tool name -> the client's name
         self.headers: dict[str, str] = {}
         self.ids: Mapping[str, str] = _UNCHANGED if source == target else _IDS[target]
@@ -889,11 +1010,16 @@ class RequestContext:
         """The source's name of a `Request` attribute (`FIELD_NAMES`)."""
         return field_name(self.source, attr)
 
-    def refuse(self, path: str, detail: str | None = None, *, what: str | None = None) -> None:
+    def refuse(self, path: str, detail: str | None = None, *, what: str | None = None,
+               steering: bool | None = None) -> None:
         """The target cannot carry the request field at `path`: raise, or drop and report
-        (`what`, the report's name for it, defaults to the last field name of `path`)."""
-        if self.lenient:
-            self.report.add("encode", self.target, what or _leaf(path),
+        (`what`, the report's name for it, defaults to the last field name of `path`). A
+        `STEERING` field (by its name, or `steering=True`) is dropped unless `strict`."""
+        what = what or _leaf(path)
+        if steering is None:
+            steering = what in STEERING
+        if self.lenient or (steering and not self.strict):
+            self.report.add("encode", self.target, what,
                             f"{path}: {detail}" if detail else f"{path}: dropped")
             return
         message = (f"{self.target}: cannot carry request field {path!r} ({self.source})"
@@ -1015,6 +1141,13 @@ class RequestContext:
             return dict(part.raw)
         if part.reasoning:
             self.lose("reasoning", f"{path}: {_kind_of(part.raw)} from {part.origin}")
+        elif path.startswith("tools["):  # a tool definition: the model answers without it
+            kind = _kind_of(part.raw)
+            name = part.raw.get("name")
+            self.refuse(path, f"{kind} tool of {part.origin}"
+                        + (f" ({name!r})" if isinstance(name, str) else ""),
+                        what=kind, steering=True)
+            self.dropped_tools.add(name if isinstance(name, str) else kind)
         else:
             self.refuse(path, f"{_kind_of(part.raw)} block of {part.origin}", what="opaque")
         return None
@@ -1062,6 +1195,11 @@ class RequestConversion:
     model: str | None = None
     """The model the client asked for (for a gemini target, the URL's `models/{model}`: the
     body has no model)."""
+    client_tools: dict[str, ClientTool] = field(default_factory=dict)
+    """Tool name -> how a responses client declared it, for its tools carried as plain
+    function tools (`TOOL_KINDS`); pass it as the `client_tools` option of a responses target
+    so the client gets its `custom_tool_call` / `local_shell_call` items and namespaced
+    `function_call`s back."""
 
 
 def _format_module(format: str) -> RequestCodec:
@@ -1073,15 +1211,17 @@ def _format_module(format: str) -> RequestCodec:
 
 
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,
-                    lenient: bool = False,
+                    lenient: bool = False, strict: bool = False,
                     headers: Mapping[str, str] | None = None,
                     default_max_tokens: int = DEFAULT_MAX_TOKENS, model: str | None = None,
                     stream: bool | None = None) -> RequestConversion:
     """Translate a request body of `source` format into a request body of `target` format.
 
     Raises `RequestError` for a field the target cannot carry (naming its path and the
-    target) unless `lenient`, which drops it and lists it in the report. `headers` are the
-    client's request headers (its `anthropic-beta` values are read for a messages source).
+    target) unless `lenient`, which drops it and lists it in the report. A field that only
+    steers the provider (`STEERING`) is dropped and reported, or refused when `strict`.
+    `headers` are the client's request headers (its `anthropic-beta` values are read for a
+    messages source).
     `default_max_tokens` is the messages `max_tokens` when the source set none. `model` and
     `stream` are what the URL says for a source that keeps them out of its body (gemini:
     `models/{model}:streamGenerateContent`); another source's body says it, so they are
@@ -1093,10 +1233,24 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
     if (model is not None or stream is not None) and source not in URL_FIELDS:
         raise RequestError(f"{source}: the model and stream are fields of the body, not "
                            "arguments of convert_request", source=source, target=target)
-    ctx = RequestContext(source, target, lenient=lenient,
+    if lenient and strict:
+        raise ValueError("convert_request: lenient and strict exclude each other")
+    ctx = RequestContext(source, target, lenient=lenient, strict=strict,
                          default_max_tokens=default_max_tokens, body=body,
                          locate=reader.part_path, model=model, stream=stream)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
+    choice = request.tool_choice
+    if choice is not None and choice.mode == "tool" and choice.name in ctx.dropped_tools:
+        # the client forces a tool the upstream cannot run: the answer it expects is that call
+        ctx.refuse(ctx.name("tool_choice"), f"it forces tool {choice.name!r}, which "
+                   f"{target} cannot run", what="tool_choice", steering=False)
+        out.pop(_CHOICE_KEY[target], None)
     return RequestConversion(body=out, report=ctx.report, tool_names=ctx.tool_names,
-                             headers=ctx.headers, stream=request.stream, model=request.model)
+                             headers=ctx.headers, stream=request.stream, model=request.model,
+                             client_tools=ctx.client_tools)
+
+
+_CHOICE_KEY: dict[RequestFormat, str] = {"chat": "tool_choice", "responses": "tool_choice",
+                                         "messages": "tool_choice", "gemini": "toolConfig"}
+"""Where each format's body keeps the tool choice."""

@@ -12,8 +12,8 @@ command). The translation itself is the library's: `translate.request` for reque
 
 from __future__ import annotations
 
-from .app import create_app
+from .app import DROPPED_HEADER, create_app
 from .settings import CLIENT_FORMATS, PATHS, Settings
 from .upstream import demo_transport
 
-__all__ = ["CLIENT_FORMATS", "PATHS", "Settings", "create_app", "demo_transport"]
+__all__ = ["CLIENT_FORMATS", "DROPPED_HEADER", "PATHS", "Settings", "create_app", "demo_transport"]

@@ -31,6 +31,7 @@ traceback, the upstream's URL or a key; the details go to the `translate.gateway
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -50,13 +51,13 @@ from ..errors import TranslateError, UpstreamError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
 from ..report import Loss, LossReport
-from ..request import RequestFormat
+from ..request import RequestConversion, RequestFormat, convert_request
 from .auth import client_key_ok, upstream_headers
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .settings import PATHS, Settings
 from .upstream import body_chunks, open_client
 
-__all__ = ["create_app"]
+__all__ = ["DROPPED_HEADER", "create_app"]
 
 log = logging.getLogger("translate.gateway")
 
@@ -181,25 +182,40 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             model = body.get("model")
             if isinstance(model, str) and target != "gemini":
                 body = {**body, "model": settings.upstream_model(model)}
-            extra: dict[str, str] = {}
-            tool_names: dict[str, str] = {}
             if target == source:
                 upstream_body = body
                 streaming = url_stream if url_stream is not None else body.get("stream") is True
                 up_model = url_model
+                conversion = None
             else:
-                upstream_body, streaming, extra, tool_names, up_model = _translate(
-                    body, target, source, settings, request, url_model, url_stream)
-            if source == "gemini" and not up_model:
-                raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
-                              "the request names none")
-            upstream = await send(target, state["client"].build_request(
-                "POST", settings.endpoint(up_model, streaming), json=upstream_body,
-                headers=upstream_headers(settings, request.headers, extra=extra,
-                                         query=request.query_params)))
-            await check_status(target, upstream)
-            ids = request_id_headers(upstream.headers, source=source, target=target)
-            options: dict[str, Any] = {"tool_names": tool_names} if tool_names else {}
+                conversion = _translate(body, target, source, settings, request, url_model,
+                                        url_stream)
+                upstream_body, streaming, up_model = (conversion.body, conversion.stream,
+                                                      conversion.model)
+            dropped = _dropped_header(conversion)
+            try:
+                if source == "gemini" and not up_model:
+                    raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
+                                  "the request names none")
+                upstream = await send(target, state["client"].build_request(
+                    "POST", settings.endpoint(up_model, streaming), json=upstream_body,
+                    headers=upstream_headers(
+                        settings, request.headers,
+                        extra=dict(conversion.headers) if conversion else {},
+                        query=request.query_params)))
+                await check_status(target, upstream)
+            except _Answer as answer:  # the client still learns what its request lost
+                if dropped:
+                    answer.error = dataclasses.replace(
+                        answer.error, headers={**answer.error.headers, **dropped})
+                raise
+            ids = {**request_id_headers(upstream.headers, source=source, target=target),
+                   **dropped}
+            options: dict[str, Any] = {}
+            if conversion is not None and conversion.tool_names:
+                options["tool_names"] = dict(conversion.tool_names)
+            if conversion is not None and conversion.client_tools:  # a responses client's
+                options["client_tools"] = dict(conversion.client_tools)
             if not streaming:
                 return await _final_object(upstream, source, target, ids, options,
                                            settings.max_body_bytes)
@@ -339,28 +355,38 @@ def _gemini_call(request: Request) -> tuple[str, bool]:
     return model, stream
 
 
+DROPPED_HEADER = "x-stream-translate-dropped"
+"""The response header naming what request translation dropped or changed (the report's
+`Loss.what` names, comma-separated, each once), on every answer to a translated request."""
+
+
+def _dropped_header(conversion: RequestConversion | None) -> dict[str, str]:
+    if conversion is None or not conversion.report:
+        return {}
+    names = dict.fromkeys(loss.what for loss in conversion.report.entries)
+    return {DROPPED_HEADER: ",".join(names)}
+
+
 def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFormat,
                settings: Settings, request: Request, model: str | None = None,
-               stream: bool | None = None
-               ) -> tuple[dict[str, Any], bool, dict[str, str], dict[str, str], str | None]:
-    """The upstream's request body, whether it streams, the headers request translation asks
-    for, the tool names to map back (upstream name -> client name) and the model (for a
-    gemini upstream's URL). `model` and `stream` are a gemini client's, from its URL."""
-    from ..request import convert_request
+               stream: bool | None = None) -> RequestConversion:
+    """The upstream's request (`RequestConversion`: body, whether it streams, the headers it
+    needs, the tool names and kinds to map back, the model for a gemini upstream's URL).
+    `model` and `stream` are a gemini client's, from its URL."""
 
     provider = {k: v for k, v in request.headers.items()
                 if k in ("anthropic-version", "anthropic-beta")}
     try:
         conversion = convert_request(body, source=client, target=upstream,
-                                     lenient=settings.lenient, headers=provider,
+                                     lenient=settings.lenient, strict=settings.strict,
+                                     headers=provider,
                                      model=model, stream=stream)
     except TranslateError as exc:
         raise _refuse(client, "invalid_request", exc.message) from None
     for loss in conversion.report.entries:
         log.info("request %s -> %s dropped %s x%d: %s", client, upstream, loss.what,
                  loss.count, loss.detail)
-    return (conversion.body, conversion.stream, dict(conversion.headers),
-            dict(conversion.tool_names), conversion.model)
+    return conversion
 
 
 async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,

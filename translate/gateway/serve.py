@@ -70,9 +70,17 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                    default=int(default("max-body-bytes", str(32 << 20)) or 32 << 20),
                    metavar="N", help="largest request body a client may send, and largest "
                    "non-streaming upstream answer read (32 MiB)")
-    p.add_argument("--lenient", action="store_true",
-                   help="drop (and log) request fields the upstream cannot carry instead of "
-                   "refusing the request")
+    modes = p.add_mutually_exclusive_group()
+    modes.add_argument("--lenient", action="store_true",
+                       default=default("lenient", "") not in ("", "0"),
+                       help="drop every request field the upstream cannot carry instead of "
+                       "refusing the request (each named in the x-stream-translate-dropped "
+                       "header)")
+    modes.add_argument("--strict", action="store_true",
+                       default=default("strict", "") not in ("", "0"),
+                       help="refuse also the fields that only steer the provider "
+                       "(context_management, prompt_cache_key, topK, provider-run tools...), "
+                       "which by default are dropped and named in the header")
     p.add_argument("--demo", metavar="EXAMPLE",
                    help="no upstream: answer every request with this bundled example stream "
                    "(stream-translate --list-examples), e.g. chat-tools")
@@ -101,7 +109,8 @@ def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> 
             client_key=args.client_key or None, model_map=tuple(pairs),
             timeout=args.timeout, connect_timeout=args.connect_timeout,
             max_connections=args.max_connections, max_body_bytes=args.max_body_bytes,
-            keepalive_interval=args.keepalive_interval or None, lenient=args.lenient)
+            keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
+            strict=args.strict)
     except ValueError as exc:
         p.error(str(exc))
 

@@ -74,8 +74,12 @@ class Settings:
     format), and the largest non-streaming answer or error body read from the upstream (a
     larger one is a 502): nothing the gateway holds in memory is unbounded."""
     lenient: bool = False
-    """Request translation: drop (and log) what the upstream cannot carry instead of refusing
-    the request with a 400."""
+    """Request translation: drop what the upstream cannot carry instead of refusing the request
+    with a 400 (each drop logged and named in the `x-stream-translate-dropped` header)."""
+    strict: bool = False
+    """Request translation: refuse also the fields that only steer the provider
+    (`translate.request.STEERING`), which by default are dropped and named in the
+    `x-stream-translate-dropped` header."""
     extra_headers: dict[str, str] = field(default_factory=dict)
     """Sent to the upstream with every request (e.g. an organisation header)."""
 
@@ -86,6 +90,8 @@ class Settings:
         if not self.upstream_url.startswith(("http://", "https://")):
             raise ValueError(f"upstream URL must start with http:// or https://, "
                              f"not {self.upstream_url!r}")
+        if self.lenient and self.strict:
+            raise ValueError("lenient and strict exclude each other")
         if self.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         if self.max_body_bytes < 1:

@@ -185,6 +185,7 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
         tuple[Text, ...], str, tuple[Message, ...]]:
     system: tuple[Text, ...] = ()
     system_role = "system"
+    lifted = 0  # leading system messages read into `system`
     out: list[Message] = []
     results: list[Part] = []  # the tool results of the current user turn
     results_at = 0  # the index of its first tool message
@@ -215,8 +216,10 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
         if role in ("system", "developer"):
             texts = _texts(msg.get("content"), ctx, f"messages[{i}].content")
             extra = _named(msg, ctx, i)
-            if i == 0 and extra is None:
-                system, system_role = texts, role
+            if i == lifted and extra is None and (not lifted or role == system_role):
+                # the leading instructions, any number of them, are the system prompt, in order
+                system, system_role = system + texts, role
+                lifted += 1
             else:
                 out.append(Message(role, texts, extra, i))
         elif role == "user":

@@ -809,6 +809,30 @@ def _write_reasoning(req: Request, ctx: RequestContext) -> dict[str, Any] | None
     return out or None
 
 
+def _write_instructions(msg: Message, ctx: RequestContext, path: str, body: dict[str, Any],
+                        contents: list[dict[str, Any]]) -> None:
+    """A system or developer message inside the conversation (Codex's developer messages,
+    Claude Code's mid-conversation system turns). Gemini has instructions only before the
+    conversation, so they join `systemInstruction`, in order; one that stood after a turn
+    moved there (reported: `system_turn`)."""
+    if msg.extra:
+        ctx.extra(path, msg.extra, {}, BOOKKEEPING)
+    parts = []
+    for k, part in enumerate(msg.parts):
+        if part.kind != "text":
+            ctx.refuse(ctx.part(path, msg, k), f"a {part.kind} part in a {msg.role} message")
+            continue
+        parts.append(_write_text(part, ctx, ctx.part(path, msg, k)))
+    if not parts:
+        return
+    if msg.role == "developer":
+        ctx.lose("role", f"{path}: developer instructions written as Gemini instructions")
+    if contents:
+        ctx.lose("system_turn", f"{path}: a {msg.role} message after the conversation began, "
+                 "moved into systemInstruction")
+    body.setdefault("systemInstruction", {"parts": []})["parts"].extend(parts)
+
+
 def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     """A neutral `Request` as a gemini request body (the model and stream go in the URL:
     `RequestConversion.model`, `.stream`)."""
@@ -824,8 +848,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     for i, msg in enumerate(req.messages):
         path = ctx.at(msg, i)
         if msg.role in ("system", "developer"):
-            ctx.refuse(path, "Gemini has instructions only before the conversation "
-                       "(systemInstruction)", what="role")
+            _write_instructions(msg, ctx, path, body, contents)
             continue
         if msg.extra:
             ctx.extra(path, msg.extra, {}, BOOKKEEPING)

@@ -47,8 +47,8 @@ from ...request import (
     read_texts,
 )
 
-__all__ = ["EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request", "parse_request",
-           "part_path"]
+__all__ = ["AGENT_FIELDS", "EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request",
+           "parse_request", "part_path"]
 
 FIELDS: frozenset[str] = frozenset({
     "model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",
@@ -59,8 +59,14 @@ FIELDS: frozenset[str] = frozenset({
 })
 """Every top-level field of `MessageCreateParams` (tests check it against the SDK)."""
 
+AGENT_FIELDS: frozenset[str] = frozenset({"context_management"})
+"""Fields of the beta `MessageCreateParams` that Claude Code sends (with `anthropic-beta:
+context-management-2025-06-27`): kept for a messages target, and for another dropped and
+reported (`STEERING`) unless strict."""
+
 _MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
                        "metadata", "thinking", "tool_choice", "tools", "output_config"})
+_KNOWN = FIELDS | AGENT_FIELDS
 _HINTS = {"cache_control": "cache_control: the top-level cache breakpoint"}
 
 WEB_SEARCH_TYPE = "web_search_20250305"
@@ -207,16 +213,13 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
     if not isinstance(msg, dict):
         ctx.invalid(f"messages[{i}]", "a message object", msg)
     role, content = msg.get("role"), msg.get("content")
-    if len(msg) != 2:
-        for key in msg:
-            if key not in ("role", "content"):
-                ctx.unknown(f"messages[{i}].{key}")
+    extra = _turn_extra(msg, ctx, i) if len(msg) != 2 else None
     if role == "system":
-        return Message("system", _texts(content, ctx, f"messages[{i}].content"), None, i)
+        return Message("system", _texts(content, ctx, f"messages[{i}].content"), extra, i)
     if role != "user" and role != "assistant":
         ctx.invalid(f"messages[{i}].role", "user, assistant or system", role)
     if isinstance(content, str):
-        return Message(role, (Text(content),), None, i)
+        return Message(role, (Text(content),), extra, i)
     if not isinstance(content, list):
         ctx.invalid(f"messages[{i}].content", "a string or a list of blocks", content)
     # the parts share the message's path (built for error messages only)
@@ -244,7 +247,26 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             parts.append(ToolResult(call_id, (Text(block["content"]),)))
         else:
             parts.append(_part(block, ctx, f"messages[{i}]"))
-    return Message(role, tuple(parts), None, i)
+    return Message(role, tuple(parts), extra, i)
+
+
+def _turn_extra(msg: Mapping[str, Any], ctx: RequestContext, i: int) -> dict[str, Any] | None:
+    """A turn's keys beyond role and content: `output_config` (the per-turn-control beta's
+    effort for the turns from here on, as Claude Code sends on its system turn) is kept for
+    a messages target, and for another one steers the provider only: its effort is the
+    request's own `output_config.effort` (dropped and reported unless strict)."""
+    extra: dict[str, Any] = {}
+    for key, value in msg.items():
+        if key in ("role", "content"):
+            continue
+        if key != "output_config":
+            ctx.unknown(f"messages[{i}].{key}")
+        elif ctx.same:
+            extra[key] = value
+        else:
+            ctx.refuse(f"messages[{i}].{key}", "a per-turn effort", what="effort",
+                       steering=True)
+    return extra or None
 
 
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
@@ -287,7 +309,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                   headers: Mapping[str, str]) -> Request:
     """A messages request body as a neutral `Request`."""
     # automatic caching (top-level cache_control) is a hint, as breakpoints are
-    extra = ctx.top_level(body, FIELDS, _MODELLED, _HINTS)
+    extra = ctx.top_level(body, _KNOWN, _MODELLED, _HINTS)
     messages = body.get("messages")
     if not isinstance(messages, list):
         ctx.invalid("messages", "a list", messages)
@@ -485,8 +507,13 @@ def _write_part(part: Part, ctx: RequestContext, path: str) -> dict[str, Any] | 
 
 
 def _write_message(msg: Message, ctx: RequestContext, path: str) -> dict[str, Any] | None:
-    if msg.extra:
-        ctx.extra(path, msg.extra, {}, BOOKKEEPING)
+    out = _write_turn(msg, ctx, path)
+    if msg.extra:  # a messages turn's own keys (`output_config`) go back on it
+        ctx.extra(path, msg.extra, out if out is not None else {}, BOOKKEEPING)
+    return out
+
+
+def _write_turn(msg: Message, ctx: RequestContext, path: str) -> dict[str, Any] | None:
     role = msg.role
     if role in ("system", "developer"):
         if role == "developer":

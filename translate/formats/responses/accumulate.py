@@ -29,7 +29,8 @@ response; a bare `error` event (or a truncation) raises `UpstreamError` with bod
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ...errors import EncodeError
 from ...events import (
@@ -54,10 +55,13 @@ from .encode import (
     Item,
     abandoned_call,
     abandoned_image,
+    abandoned_kind_call,
     call_body,
+    client_call_body,
     error_codes,
     finished_call,
     finished_image,
+    finished_kind_call,
     image_body,
     message_body,
     reasoning_body,
@@ -73,6 +77,9 @@ from .encode import (
     usage_body,
 )
 from .wire import carries_signature
+
+if TYPE_CHECKING:
+    from ...request import ClientTool
 
 __all__ = ["ResponsesAccumulator"]
 
@@ -96,9 +103,12 @@ class ResponsesAccumulator(Accumulator):
     """Builds a Responses `response` object from IR events."""
 
     format = "responses"
+    options = Accumulator.options | {"client_tools"}
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, *, client_tools: Mapping[str, ClientTool] | None = None,
+                 **options: Any) -> None:
         super().__init__(**options)
+        self._client_tools: Mapping[str, ClientTool] = client_tools or {}
         self._id = ""
         self._created = 0
         self._model = ""
@@ -151,8 +161,11 @@ class ResponsesAccumulator(Accumulator):
             slot.item = self._reasoning(event)
         elif kind == "tool_call":
             call_id = event.id if event.id else self.id_factory("call_")
-            slot.item = self._open("function_call", None,
-                                   call_body(self._new_id("fc_", None), call_id, event.name))
+            tool = self._client_tools.get(event.name) if event.name else None
+            body = (call_body(self._new_id("fc_", None), call_id, event.name) if tool is None
+                    else client_call_body(tool, lambda prefix: self._new_id(prefix, None),
+                                          call_id))
+            slot.item = self._open(body["type"], None, body)
         elif kind == "image":
             slot.item = self._open("image_generation_call", None,
                                    image_body(self._new_id("ig_", None)))
@@ -294,7 +307,11 @@ class ResponsesAccumulator(Accumulator):
                 parts = item.summary if slot.start.summary else item.content
                 parts[slot.part] = thought_part(slot.start.summary, text)
         elif kind == "tool_call":
-            item.body = (abandoned_call if failed else finished_call)(item.body, text)
+            if item.kind != "function_call":
+                item.body = (abandoned_kind_call(item.body, text) if failed
+                             else finished_kind_call(item.body, text, self.report))
+            else:
+                item.body = (abandoned_call if failed else finished_call)(item.body, text)
             self._close(item)
         elif kind == "image":
             if failed and "result" not in slot.extra:

@@ -34,9 +34,10 @@ usage is known, else held until a `Usage` or `end()`. `Error`, and a stream that
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic_core import to_json
+from pydantic_core import from_json, to_json
 
 from ...errors import EncodeError
 from ...events import (
@@ -74,6 +75,8 @@ from .wire import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
+    from ...request import ClientTool
+
 __all__ = [
     "DEFAULT_MAX_BUFFER",
     "IMAGE_FIELDS",
@@ -81,10 +84,13 @@ __all__ = [
     "ResponsesEncoder",
     "abandoned_call",
     "abandoned_image",
+    "abandoned_kind_call",
     "call_body",
+    "client_call_body",
     "error_codes",
     "finished_call",
     "finished_image",
+    "finished_kind_call",
     "image_body",
     "message_body",
     "reasoning_body",
@@ -200,8 +206,10 @@ class ResponsesEncoder(Machine[_State], Encoder):
     _transitions = _MACHINE
 
     def __init__(self, *, max_buffer: int = DEFAULT_MAX_BUFFER,
+                 client_tools: Mapping[str, ClientTool] | None = None,
                  **options: Unpack[Encoder.Options]) -> None:
         super().__init__(**options)
+        self._client_tools: Mapping[str, ClientTool] = client_tools or {}
         self._queue: Queue[_Block] = Queue(self.format, max_buffer)  # writing, then waiting
         self._state = _State.IDLE
         self._out: list[bytes] = []
@@ -448,10 +456,13 @@ class ResponsesEncoder(Machine[_State], Encoder):
             block.item = self._reasoning(block)
         elif kind == "tool_call":
             call_id = start.id if start.id else self.id_factory("call_")
-            block.item = self._open_item("function_call", None,
-                                         call_body(self.id_factory("fc_"), call_id, start.name))
-            block.fast = _fast(ToolArgsDelta, "response.function_call_arguments.delta",
-                               block.item, None, 0, b"}")
+            tool = self._client_tools.get(start.name) if start.name else None
+            body = (call_body(self.id_factory("fc_"), call_id, start.name) if tool is None
+                    else client_call_body(tool, self.id_factory, call_id))
+            block.item = self._open_item(body["type"], None, body)
+            if body["type"] == "function_call":  # a custom or shell call's input waits for its end
+                block.fast = _fast(ToolArgsDelta, "response.function_call_arguments.delta",
+                                   block.item, None, 0, b"}")
         elif kind == "image":
             item = block.item = self._open_item("image_generation_call", None,
                                                 image_body(self.id_factory("ig_")))
@@ -521,6 +532,8 @@ class ResponsesEncoder(Machine[_State], Encoder):
             case ToolArgsDelta(json=text):
                 assert item is not None  # _ITEM_DELTAS
                 block.frags.append(text)
+                if item.kind != "function_call":  # a custom or local_shell call: at its end
+                    return
                 self._emit("response.function_call_arguments.delta", {
                     "item_id": item.body["id"], "output_index": item.index, "delta": text})
             case Citation(raw=raw):
@@ -614,6 +627,14 @@ class ResponsesEncoder(Machine[_State], Encoder):
                     **ids, "content_index": block.part, "text": text})
                 self._emit("response.content_part.done", {
                     **ids, "content_index": block.part, "part": part})
+        elif kind == "tool_call" and item.kind != "function_call":
+            item.body = finished_kind_call(item.body, text, self.report)
+            if item.kind == "custom_tool_call":
+                self._emit("response.custom_tool_call_input.delta",
+                           {**ids, "delta": item.body["input"]})
+                self._emit("response.custom_tool_call_input.done",
+                           {**ids, "input": item.body["input"]})
+            self._close_item("completed")
         elif kind == "tool_call":
             item.body = finished_call(item.body, text)
             self._emit("response.function_call_arguments.done",
@@ -631,7 +652,8 @@ class ResponsesEncoder(Machine[_State], Encoder):
         item = block.item
         if item is None:
             return
-        item.body = abandoned_call(item.body, "".join(block.frags))
+        item.body = (abandoned_call if item.kind == "function_call" else abandoned_kind_call)(
+            item.body, "".join(block.frags))
         self._close_item("incomplete")
 
     def _abandon_image(self, block: _Block) -> None:
@@ -718,6 +740,62 @@ def call_body(item_id: str, call_id: str, name: str | None) -> dict[str, Any]:
     """A function_call item as it starts (`call_id` the IR's id, unchanged)."""
     return {"id": item_id, "type": "function_call", "status": "in_progress", "arguments": "",
             "call_id": call_id, "name": name or ""}
+
+
+def client_call_body(tool: ClientTool, new_id: Callable[[str], str],
+                     call_id: str) -> dict[str, Any]:
+    """The item a call of a client tool carried as a plain function starts as, as the client
+    declared the tool (`translate.request.ClientTool`): a `function_call` or `custom_tool_call`
+    with its own name and its namespace, or a `local_shell_call` (whose `id` is its call id:
+    the SDK's `local_shell_call_output` names the call it answers by `id`). `new_id` makes an
+    item id from a prefix."""
+    if tool.kind == "local_shell":
+        return {"id": call_id, "type": "local_shell_call", "status": "in_progress",
+                "call_id": call_id, "action": {"type": "exec", "command": [], "env": {}}}
+    if tool.kind == "function":
+        body = call_body(new_id("fc_"), call_id, tool.name)
+    else:
+        body = {"id": new_id("ctc_"), "type": "custom_tool_call", "status": "in_progress",
+                "call_id": call_id, "name": tool.name, "input": ""}
+    if tool.namespace is not None:
+        body["namespace"] = tool.namespace
+    return body
+
+
+def finished_kind_call(body: dict[str, Any], arguments: str,
+                       report: LossReport) -> dict[str, Any]:
+    """A custom or local_shell call whose function arguments are complete: `input` is the
+    argument `input` (a custom tool), `action` the exec action's fields (local_shell). Arguments
+    the model did not shape so (not an object, no string `input`, no command list) reach the
+    client as they are, as a custom tool's input or the command's one word, and are reported."""
+    try:
+        args = from_json(arguments or "{}")
+    except ValueError:
+        args = None
+    if body["type"] == "custom_tool_call":
+        text = args.get("input") if type(args) is dict else None
+        if type(text) is not str:
+            report.add("encode", "responses", "tool_kind", f"custom tool {body['name']!r}: the "
+                       "upstream's arguments had no string 'input'; passed as they came")
+            text = arguments
+        return {**body, "status": "completed", "input": text}
+    command = args.get("command") if type(args) is dict else None
+    if type(command) is not list or not all(type(c) is str for c in command):
+        report.add("encode", "responses", "tool_kind", "local_shell: the upstream's arguments "
+                   "had no command list; passed as the command's one word")
+        args, command = {}, [arguments]
+    action: dict[str, Any] = {"type": "exec", "command": command,
+                              "env": args.get("env") if type(args.get("env")) is dict else {}}
+    for key in ("timeout_ms", "user", "working_directory"):
+        if args.get(key) is not None:
+            action[key] = args[key]
+    return {**body, "status": "completed", "action": action}
+
+
+def abandoned_kind_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
+    """A custom or local_shell call cut off by a failure: `incomplete`, with no input (its
+    function arguments never completed, and nothing is made up)."""
+    return {**body, "status": "incomplete"}
 
 
 def image_body(item_id: str) -> dict[str, Any]:

@@ -12,12 +12,16 @@ without an output-item id.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+from pydantic_core import to_json
 
 from ...request import (
     BOOKKEEPING,
     TOOL_CHOICE,
+    ClientTool,
     Document,
     FunctionTool,
     Image,
@@ -36,6 +40,7 @@ from ...request import (
     ToolChoice,
     ToolResult,
     WebSearch,
+    namespaced,
 )
 from ...request import extra_keys as _extra
 from .._openai_request import (
@@ -48,7 +53,8 @@ from .._openai_request import (
     write_effort,
 )
 
-__all__ = ["ENCRYPTED_INCLUDE", "FIELDS", "LOGPROBS_INCLUDE", "build_request", "parse_request",
+__all__ = ["AGENT_FIELDS", "CUSTOM_SCHEMA", "ENCRYPTED_INCLUDE", "FIELDS", "LOCAL_SHELL",
+           "LOCAL_SHELL_SCHEMA", "LOGPROBS_INCLUDE", "build_request", "parse_request",
            "part_path"]
 
 FIELDS: frozenset[str] = frozenset({
@@ -62,6 +68,12 @@ FIELDS: frozenset[str] = frozenset({
     "service_tier", "stream_options", "truncation",
 })
 """Every top-level field of `ResponseCreateParams` (tests check it against the SDK)."""
+
+AGENT_FIELDS: frozenset[str] = frozenset({"client_metadata"})
+"""Fields Codex CLI sends that the installed SDK's `ResponseCreateParams` does not define:
+kept for a responses target, and for another dropped and reported (`STEERING`) unless
+strict."""
+_KNOWN = FIELDS | AGENT_FIELDS
 
 _UNMODELLED = frozenset({"access_programs", "background", "background_options",
                          "context_management", "conversation", "image", "max_tool_calls",
@@ -159,6 +171,7 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     parts: list[Part] = []
     system: tuple[Text, ...] | None = None
     system_role = "system"
+    leading = True  # no item but instructions read yet
     for i, item in enumerate(items):
         if type(item) is not dict:
             ctx.invalid(f"input[{i}]", "an input item", item)
@@ -177,10 +190,17 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
                 new: tuple[Part, ...] = (Text(content),)
             else:
                 new = _content(content, ctx, f"input[{i}].content")
-            if i == 0 and role in ("system", "developer") and not extra \
+            if leading and role in ("system", "developer") and _liftable(extra, ctx) \
+                    and (system is None or role == system_role) \
                     and all(p.kind == "text" for p in new):
-                system, system_role = new, role  # type: ignore[assignment]
+                # the leading instructions, any number of them (Codex sends two developer
+                # items, each with an id), are the system prompt, in order
+                if extra:
+                    ctx.extra(f"input[{i}]", extra, {}, BOOKKEEPING)
+                new_texts: tuple[Text, ...] = new  # type: ignore[assignment]  # all text
+                system, system_role = (system or ()) + new_texts, role
                 continue
+            leading = False
             if role != "assistant" or extra:  # a turn of its own
                 if parts:
                     out.append(_turn(group, parts, group_at))
@@ -194,10 +214,16 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             if type(call_id) is not str or type(name) is not str or type(args) is not str:
                 ctx.invalid(f"input[{i}]", "a function_call with call_id, name and arguments",
                             item)
-            new = (ToolCall(call_id, name, args, None, None if _CALL_KEYS.issuperset(item)
-                            else _extra(item, _CALL_KEYS)),)
+            if _CALL_KEYS.issuperset(item):
+                new = (ToolCall(call_id, name, args),)
+            else:
+                new = (_call_with_extra(item, call_id, name, args, ctx, i),)
             turn = "assistant"
         elif kind == "function_call_output":
+            new, turn = (_output_item(item, ctx, i),), "results"
+        elif kind in _KIND_CALLS and not ctx.same:  # a custom or local_shell tool's call
+            new, turn = (_kind_call(item, ctx, i),), "assistant"
+        elif kind in _KIND_OUTPUTS and not ctx.same:
             new, turn = (_output_item(item, ctx, i),), "results"
         elif kind == "reasoning":
             new, turn = (Opaque(origin="responses", raw=item, reasoning=True),), "assistant"
@@ -207,6 +233,7 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
             new, turn = (Opaque(origin="responses", raw=item),), "results"
         else:
             ctx.invalid(f"input[{i}].type", "an item type", kind)
+        leading = False
         if turn != group:
             if parts:
                 out.append(_turn(group, parts, group_at))
@@ -215,6 +242,13 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
     if parts:
         out.append(_turn(group, parts, group_at))
     return system, system_role, tuple(out)
+
+
+def _liftable(extra: Mapping[str, Any] | None, ctx: RequestContext) -> bool:
+    """Whether a leading instruction item with these extra keys may become the system prompt:
+    with none; for another format also with only its bookkeeping (`id`, `status`, dropped and
+    reported). The same format keeps such an item as it came."""
+    return not extra or (not ctx.same and BOOKKEEPING.issuperset(extra))
 
 
 def _turn(group: str | None, parts: list[Part], index: int) -> Message:
@@ -243,8 +277,62 @@ def part_path(body: Mapping[str, Any], index: int, part: int) -> str:
     return f"input[{index}]"
 
 
+_KIND_CALLS = frozenset({"custom_tool_call", "local_shell_call"})
+_KIND_OUTPUTS = frozenset({"custom_tool_call_output", "local_shell_call_output"})
+
+
+def _kind_call(item: Mapping[str, Any], ctx: RequestContext, index: int) -> ToolCall:
+    """A `custom_tool_call` or `local_shell_call` in the history, for another format: the
+    function call its tool is carried as (`TOOL_KINDS`), with the same arguments the upstream
+    was offered (`{"input": ...}`, or the exec action's fields)."""
+    call_id = item.get("call_id")
+    if type(call_id) is not str:
+        ctx.invalid(f"input[{index}].call_id", "a string", call_id)
+    if item["type"] == "custom_tool_call":
+        name, text = item.get("name"), item.get("input")
+        if type(name) is not str or type(text) is not str:
+            ctx.invalid(f"input[{index}]", "a custom_tool_call with name and input", item)
+        namespace = item.get("namespace")
+        if namespace is not None:
+            if type(namespace) is not str:
+                ctx.invalid(f"input[{index}].namespace", "a string", namespace)
+            name = namespaced(namespace, name)
+        arguments: dict[str, Any] = {"input": text}
+        known = _CUSTOM_CALL_KEYS
+    else:
+        name = LOCAL_SHELL
+        action = item.get("action")
+        if type(action) is not dict or action.get("type") != "exec":
+            ctx.invalid(f"input[{index}].action", "an exec action", action)
+        arguments = {k: v for k, v in action.items() if k != "type" and v is not None}
+        known = _SHELL_CALL_KEYS
+    return ToolCall(call_id, name, to_json(arguments).decode(), None,
+                    None if known.issuperset(item) else _extra(item, known))
+
+
+def _call_with_extra(item: Mapping[str, Any], call_id: str, name: str, args: str,
+                     ctx: RequestContext, index: int) -> ToolCall:
+    """A function_call item with keys beyond the usual: a call of a namespace's tool is, for
+    another format, a call of the tool it is carried as (`namespaced`)."""
+    extra = _extra(item, _CALL_KEYS)
+    namespace = extra.get("namespace") if extra else None
+    if namespace is not None and not ctx.same:
+        if type(namespace) is not str:
+            ctx.invalid(f"input[{index}].namespace", "a string", namespace)
+        name = namespaced(namespace, name)
+        extra = {k: v for k, v in extra.items() if k != "namespace"}  # type: ignore[union-attr]
+    return ToolCall(call_id, name, args, None, extra or None)
+
+
+_CUSTOM_CALL_KEYS = frozenset({"type", "call_id", "name", "input", "namespace"})
+_SHELL_CALL_KEYS = frozenset({"type", "call_id", "action"})
+
+
 def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Part:
     call_id = item.get("call_id")
+    if call_id is None and item.get("type") == "local_shell_call_output":
+        call_id = item.get("id")  # the SDK names the call it answers by `id`
+        item = {k: v for k, v in item.items() if k != "id"}
     if not isinstance(call_id, str):
         ctx.invalid(f"input[{index}].call_id", "a string", call_id)
     output = item.get("output")
@@ -270,6 +358,45 @@ def _output_item(item: Mapping[str, Any], ctx: RequestContext, index: int) -> Pa
 _FUNCTION_TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "strict"})
 
 
+def _tools(tools: list[Any], ctx: RequestContext) -> Iterator[Tool]:
+    """The client's tools; a `namespace` tool, for another format, is its tools (`TOOL_KINDS`)."""
+    for i, tool in enumerate(tools):
+        if type(tool) is dict and tool.get("type") == "namespace" and not ctx.same:
+            yield from _namespace(tool, ctx, f"tools[{i}]")
+        else:
+            yield _tool(tool, ctx, f"tools[{i}]")
+
+
+def _namespace(tool: dict[str, Any], ctx: RequestContext, path: str) -> Iterator[Tool]:
+    """A namespace's function and custom tools, each named `<namespace>__<name>` and described
+    with the namespace's own description after its own; calls go back namespaced."""
+    namespace = tool.get("name")
+    if type(namespace) is not str:
+        ctx.invalid(f"{path}.name", "a string", namespace)
+    about = ctx.scalar(f"{path}.description", tool.get("description"), str)
+    for key in tool.keys() - {"type", "name", "description", "tools"}:
+        ctx.refuse(f"{path}.{key}")
+    members = ctx.list(f"{path}.tools", tool.get("tools"))
+    for j, member in enumerate(members):
+        where = f"{path}.tools[{j}]"
+        kind = member.get("type") if type(member) is dict else None
+        if kind not in ("function", "custom"):
+            ctx.invalid(f"{where}.type", "function or custom", kind)
+        name = member.get("name")
+        if type(name) is not str:
+            ctx.invalid(f"{where}.name", "a string", name)
+        flat = namespaced(namespace, name)
+        carried = _tool(member, ctx, where) if kind == "function" else _carried_tool(
+            member, ctx, where, namespace)
+        assert isinstance(carried, FunctionTool)  # a function or custom member is one
+        notes = [carried.description, f"(Part of {namespace}: {about})" if about else None]
+        ctx.client_tools[flat] = ClientTool(kind, name, namespace)
+        yield dataclasses.replace(carried, name=flat,
+                                  description="\n\n".join(n for n in notes if n) or None)
+    ctx.lose("namespace", f"{path}: namespace {namespace!r}, {len(members)} tools named "
+             f"'{namespace}__<name>'")
+
+
 def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
     if not isinstance(tool, dict):
         ctx.invalid(path, "a tool object", tool)
@@ -291,7 +418,77 @@ def _tool(tool: Any, ctx: RequestContext, path: str) -> Tool:
         return WebSearch(allowed_domains=tuple(allowed) if allowed is not None else None,
                          context_size=tool.get("search_context_size"),
                          user_location=location, raw=tool, origin="responses")
+    if kind in ("custom", "local_shell") and not ctx.same:
+        return _carried_tool(tool, ctx, path)
     return Opaque(origin="responses", raw=tool)
+
+
+LOCAL_SHELL = "local_shell"
+"""The function tool's name a `local_shell` tool is carried as."""
+
+LOCAL_SHELL_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {
+        "command": {"type": "array", "items": {"type": "string"},
+                    "description": "The command and its arguments, as for execvp."},
+        "working_directory": {"type": "string", "description": "The directory to run it in."},
+        "timeout_ms": {"type": "integer", "description": "A time limit in milliseconds."},
+        "env": {"type": "object", "additionalProperties": {"type": "string"},
+                "description": "Environment variables to set."},
+        "user": {"type": "string", "description": "The user to run it as."},
+    },
+    "required": ["command"],
+}
+"""The parameters of the function a `local_shell` tool is carried as: its exec action."""
+
+CUSTOM_SCHEMA: Mapping[str, Any] = {
+    "type": "object",
+    "properties": {"input": {"type": "string", "description": "The tool's free-form input."}},
+    "required": ["input"],
+    "additionalProperties": False,
+}
+"""The parameters of the function a `custom` tool is carried as: one string, its input."""
+
+_CUSTOM_KEYS = frozenset({"type", "name", "description", "format"})
+
+
+def _carried_tool(tool: dict[str, Any], ctx: RequestContext, path: str,
+                  namespace: str | None = None) -> FunctionTool:
+    """A `custom` or `local_shell` tool for another format: the function tool `TOOL_KINDS`
+    describes (reported: `tool_kind`); the gateway maps its calls back."""
+    kind = tool["type"]
+    if kind == "local_shell":
+        for key in tool.keys() - {"type"}:
+            ctx.refuse(f"{path}.{key}")
+        ctx.client_tools[LOCAL_SHELL] = ClientTool("local_shell", LOCAL_SHELL)
+        ctx.lose("tool_kind", f"{path}: local_shell carried as the function {LOCAL_SHELL!r}")
+        return FunctionTool(LOCAL_SHELL, "Runs a shell command on the user's machine and "
+                            "returns its output.", LOCAL_SHELL_SCHEMA)
+    name = tool.get("name")
+    if type(name) is not str:
+        ctx.invalid(f"{path}.name", "a string", name)
+    for key in tool.keys() - _CUSTOM_KEYS:
+        ctx.refuse(f"{path}.{key}")
+    description = ctx.scalar(f"{path}.description", tool.get("description"), str) or ""
+    fmt = ctx.object(f"{path}.format", tool.get("format"))
+    if fmt.get("type") == "grammar":
+        syntax, definition = fmt.get("syntax"), fmt.get("definition")
+        if type(syntax) is not str or type(definition) is not str:
+            ctx.invalid(f"{path}.format", "a grammar with syntax and definition", fmt)
+        description += (f"\n\nPass the whole input as the string parameter `input` (not "
+                        f"wrapped in anything else). It must follow this {syntax} grammar:\n"
+                        f"{definition}")
+        detail = f"its {syntax} grammar is in the description, not enforced"
+    elif fmt.get("type") in (None, "text"):
+        description += "\n\nPass the whole input as the string parameter `input`."
+        detail = "free-form text input"
+    else:
+        ctx.invalid(f"{path}.format.type", "text or grammar", fmt.get("type"))
+    if namespace is None:  # a namespace's member is recorded under its carried name
+        ctx.client_tools[name] = ClientTool("custom", name)
+    ctx.lose("tool_kind", f"{path}: custom tool {name!r} carried as a function tool with one "
+             f"string parameter 'input'; {detail}")
+    return FunctionTool(name, description.strip(), CUSTOM_SCHEMA)
 
 
 def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoice | None:
@@ -330,7 +527,7 @@ def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
 def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                   headers: Mapping[str, str]) -> Request:
     """A responses request body as a neutral `Request`."""
-    extra = ctx.top_level(body, FIELDS, _MODELLED)
+    extra = ctx.top_level(body, _KNOWN, _MODELLED)
     raw_input = body.get("input", ())
     if isinstance(raw_input, str):
         system, system_role = None, "system"
@@ -386,7 +583,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         system=system or (),
         system_role=system_role,  # type: ignore[arg-type]
         messages=turns,
-        tools=tuple(_tool(t, ctx, f"tools[{i}]") for i, t in enumerate(tools)),
+        tools=tuple(_tools(tools, ctx)),
         tool_choice=_choice(body.get("tool_choice"), ctx, extra),
         parallel_tool_calls=ctx.scalar("parallel_tool_calls", body.get("parallel_tool_calls"),
                                        bool),
@@ -625,7 +822,8 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         if req.reasoning.summary is not None:
             reasoning["summary"] = req.reasoning.summary
         if req.reasoning.display is not None:
-            ctx.lose("reasoning_summary", f"thinking.display {req.reasoning.display!r}")
+            ctx.lose("reasoning_summary", f"thinking.display: {req.reasoning.display!r}, "
+                     "responses decides how reasoning is shown")
         if reasoning:
             body["reasoning"] = reasoning
     text: dict[str, Any] = {}

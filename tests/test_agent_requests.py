@@ -1,0 +1,163 @@
+"""What four real coding agents sent (../shared/agent-requests: Claude Code on Messages, Codex
+CLI on Responses, Gemini CLI on Gemini, opencode on Chat Completions), translated into each
+other format with default settings.
+
+Each translation must be a valid request of the target by its official SDK's request type,
+carry every piece of instruction text the agent sent (the `<<prose N chars #K>>` placeholders
+the recording put in place of long prose) unless the loss report says where it went, and
+account for every top-level field: it reaches the output or the report names it. Skipped
+where ../shared is absent."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.sdk.requests import validate_request
+from translate.request import STEERING, RequestConversion, RequestError, convert_request
+
+AGENT_REQUESTS = Path(__file__).resolve().parent.parent.parent / "shared" / "agent-requests"
+AGENTS = {"claude-code-2.1.328.jsonl": "messages", "codex-0.169.0.jsonl": "responses",
+          "gemini-cli-0.61.0.jsonl": "gemini", "opencode-1.18.33.jsonl": "chat"}
+FORMATS = ("chat", "responses", "messages", "gemini")
+PROSE = re.compile(r"<<prose \d+ chars #\d+>>")
+GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)")
+
+
+def _records() -> list[tuple[str, int, dict[str, Any]]]:
+    if not AGENT_REQUESTS.is_dir():
+        return []
+    return [(name, n, json.loads(line))
+            for name in AGENTS
+            for n, line in enumerate((AGENT_REQUESTS / name).read_text().splitlines())]
+
+
+RECORDS = _records()
+CASES = [pytest.param(name, record, target, id=f"{AGENTS[name]}-agent#{n}->{target}")
+         for name, n, record in RECORDS for target in FORMATS if target != AGENTS[name]]
+
+
+def translate(name: str, record: dict[str, Any], target: str, **options: Any
+              ) -> RequestConversion:
+    """The agent's request as the gateway reads it (a gemini URL's model and stream, the
+    `anthropic-beta` header), translated to `target`."""
+    source = AGENTS[name]
+    url: dict[str, Any] = {}
+    if source == "gemini":
+        match = GEMINI_PATH.search(record["path"])
+        assert match, record["path"]
+        url = {"model": match[1], "stream": match[2] == "streamGenerateContent"}
+    return convert_request(record["body"], source=source, target=target,  # type: ignore[arg-type]
+                           headers=record.get("headers") or {}, **url, **options)
+
+
+def prose_at(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """Every placeholder in `value`, with the path it is at (`tools[3].description`)."""
+    if isinstance(value, dict):
+        return [hit for k, v in value.items() for hit in prose_at(v, f"{path}.{k}" if path else k)]
+    if isinstance(value, list):
+        return [hit for i, v in enumerate(value) for hit in prose_at(v, f"{path}[{i}]")]
+    if isinstance(value, str):
+        return [(p, path) for p in PROSE.findall(value)]
+    return []
+
+
+def reported_at(conv: RequestConversion, path: str) -> bool:
+    """Whether the report says what became of the field at `path`: an entry about it or one of
+    the fields holding it (`tools[9]: ...`, `client_metadata: dropped`)."""
+    for loss in conv.report.entries:
+        where = loss.detail.split(":", 1)[0]
+        if path == where or path.startswith((f"{where}.", f"{where}[")):
+            return True
+        if loss.what.startswith("reasoning_") and path.startswith(REASONING):
+            return True  # the reasoning losses name the target's side (`thinking disabled`)
+    return False
+
+
+REASONING = ("thinking", "output_config.effort", "reasoning", "reasoning_effort",
+             "generationConfig.thinkingConfig")
+"""Each format's reasoning settings."""
+
+
+@pytest.mark.skipif(not RECORDS, reason="../shared/agent-requests is absent")
+@pytest.mark.parametrize(("name", "record", "target"), CASES)
+def test_agent_request_translates_by_default(name: str, record: dict[str, Any],
+                                             target: str) -> None:
+    conv = translate(name, record, target)
+    validate_request(target, conv.body)
+
+    out = json.dumps(conv.body)
+    for placeholder, path in prose_at(record["body"]):
+        assert placeholder in out or reported_at(conv, path), \
+            f"{placeholder} at {path} is neither in the {target} request nor in the report"
+
+    # every setting (a top-level field that is not a list: the conversation, tools and
+    # system parts are checked above and by the SDK type) reaches the output or the report
+    url = json.dumps([conv.model, conv.stream]) if target == "gemini" else ""
+    for key, value in record["body"].items():
+        if isinstance(value, list):
+            continue
+        for path, leaf in _leaves(value, key):
+            said = TRANSLATED.get((path, leaf), {}).get(target, str(leaf))
+            text = (out + url).lower()
+            assert reported_at(conv, path) or said.lower() in text \
+                or json.dumps(said)[1:-1].lower() in text, \
+                f"{AGENTS[name]} {path} = {leaf!r} reaches neither the {target} request " \
+                f"({said!r}) nor the report"
+
+    for loss in conv.report.entries:  # the report names real fields and kinds, not noise
+        assert loss.what and loss.detail
+
+
+TRANSLATED = {
+    # values each target says in its own words (enum spellings differ only in case)
+    ("thinking.type", "adaptive"): {"chat": '"reasoning_effort"', "responses": '"effort"',
+                                    "gemini": '"thinkingLevel"'},
+    ("generationConfig.responseMimeType", "application/json"): {
+        "chat": '"json_schema"', "responses": '"json_schema"', "messages": '"json_schema"'},
+    ("generationConfig.thinkingConfig.thinkingLevel", "HIGH"): {
+        "chat": '"reasoning_effort": "high"', "responses": '"effort": "high"',
+        "messages": '"budget_tokens": 16384'},
+    ("generationConfig.thinkingConfig.includeThoughts", True): {
+        "chat": '"reasoning_effort"', "responses": '"summary": "auto"',
+        "messages": '"thinking": {"type": "enabled"'},
+}
+"""Source values a target carries under another spelling: (path, value) -> target -> what its
+request says instead."""
+
+
+def _leaves(value: Any, path: str) -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items() for leaf in _leaves(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [leaf for i, v in enumerate(value) for leaf in _leaves(v, f"{path}[{i}]")]
+    return [(path, value)]
+
+
+@pytest.mark.skipif(not RECORDS, reason="../shared/agent-requests is absent")
+def test_codex_namespace_tools_go_up_flat_and_come_back_namespaced() -> None:
+    name, record = next((n, r) for n, _, r in RECORDS if n.startswith("codex"))
+    conv = translate(name, record, "chat")
+    sent = {tool["function"]["name"]: tool["function"] for tool in conv.body["tools"]}
+    namespace = next(t for t in record["body"]["tools"] if t["type"] == "namespace")
+    for member in namespace["tools"]:
+        flat = f"{namespace['name']}__{member['name']}"
+        assert sent[flat]["description"].startswith(member["description"])
+        assert namespace["description"] in sent[flat]["description"]
+        tool = conv.client_tools[flat]
+        assert (tool.kind, tool.name, tool.namespace) == ("function", member["name"],
+                                                           namespace["name"])
+    assert not any(t.get("type") == "web_search" for t in conv.body["tools"])
+    assert any(loss.what == "web_search" for loss in conv.report.entries)
+
+
+@pytest.mark.skipif(not RECORDS, reason="../shared/agent-requests is absent")
+def test_strict_refuses_what_the_default_drops() -> None:
+    name, record = next((n, r) for n, _, r in RECORDS if n.startswith("claude"))
+    with pytest.raises(RequestError, match="context_management"):
+        translate(name, record, "chat", strict=True)
+    assert "context_management" in STEERING
