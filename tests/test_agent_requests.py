@@ -161,3 +161,29 @@ def test_strict_refuses_what_the_default_drops() -> None:
     with pytest.raises(RequestError, match="context_management"):
         translate(name, record, "chat", strict=True)
     assert "context_management" in STEERING
+
+
+@pytest.mark.parametrize(("source", "body", "target", "field"), [
+    ("chat", {"model": "m", "logprobs": True, "messages": [{"role": "user", "content": "hi"}]},
+     "messages", "logprobs"),
+    ("chat", {"model": "m", "n": 3, "messages": [{"role": "user", "content": "hi"}]},
+     "responses", "n"),
+    ("responses", {"model": "m", "input": "hi", "tool_choice": {"type": "web_search"},
+                   "tools": [{"type": "web_search", "external_web_access": True}]},
+     "chat", "tool_choice"),
+    ("messages", {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
+                  "tools": [{"type": "code_execution_20250825", "name": "code_execution"}],
+                  "tool_choice": {"type": "tool", "name": "code_execution"}},
+     "gemini", "tool_choice"),
+])
+def test_what_the_client_relies_on_is_still_refused_by_default(
+        source: str, body: dict[str, Any], target: str, field: str) -> None:
+    """logprobs into messages, n > 1 into a target with one answer, a forced provider-run
+    tool the target cannot run: the client would read an answer it did not ask for."""
+    with pytest.raises(RequestError) as info:
+        convert_request(body, source=source, target=target)  # type: ignore[arg-type]
+    assert info.value.field == field and info.value.remedy == "lenient"
+    assert str(info.value).endswith("; pass lenient=True to drop it")
+    conv = convert_request(body, source=source, target=target,  # type: ignore[arg-type]
+                           lenient=True)
+    assert field in {loss.what for loss in conv.report.entries}

@@ -118,11 +118,25 @@ class RequestError(TranslateError):
     field."""
 
     def __init__(self, message: str, *, field: str | None = None, source: str,
-                 target: str) -> None:
-        super().__init__(message, format=message.split(":", 1)[0])
+                 target: str, remedy: str | None = None) -> None:
+        super().__init__(message + (REMEDIES[remedy] if remedy else ""),
+                         format=message.split(":", 1)[0])
         self.field = field
         self.source = source
         self.target = target
+        self.reason = message
+        """The message without its remedy (a gateway states its own: `--lenient`)."""
+        self.remedy = remedy
+        """What would let the request through (a `REMEDIES` key): `lenient` drops the field,
+        `strict` refused a field only because strict mode was asked for; None for a malformed
+        body, which nothing lets through."""
+
+
+REMEDIES: dict[str, str] = {
+    "lenient": "; pass lenient=True to drop it",
+    "strict": "; it is dropped (and reported) without strict=True",
+}
+"""How `RequestError` tells a library caller to get past a refusal, by its `remedy`."""
 
 
 class UpstreamError(TranslateError):

@@ -1023,8 +1023,9 @@ class RequestContext:
                             f"{path}: {detail}" if detail else f"{path}: dropped")
             return
         message = (f"{self.target}: cannot carry request field {path!r} ({self.source})"
-                   + (f": {detail}" if detail else "") + "; pass lenient=True to drop it")
-        raise RequestError(message, field=path, source=self.source, target=self.target)
+                   + (f": {detail}" if detail else ""))
+        raise RequestError(message, field=path, source=self.source, target=self.target,
+                           remedy="strict" if steering else "lenient")
 
     def top_level(self, body: Mapping[str, Any], fields: frozenset[str],
                   modelled: frozenset[str], hints: Mapping[str, str] = _EMPTY
@@ -1051,9 +1052,8 @@ class RequestContext:
         if self.lenient:
             self.report.add("decode", self.source, _leaf(path), f"{path}: unknown field dropped")
             return
-        raise RequestError(
-            f"{self.source}: unknown request field {path!r}; pass lenient=True to drop it",
-            field=path, source=self.source, target=self.target)
+        raise RequestError(f"{self.source}: unknown request field {path!r}", field=path,
+                           source=self.source, target=self.target, remedy="lenient")
 
     def lose(self, what: str, detail: str) -> None:
         """Drop or change something in both modes (a `REPORTED_LOSSES` kind) and report it."""

@@ -47,7 +47,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..collect import convert_object
 from ..convert import aconvert
-from ..errors import TranslateError, UpstreamError
+from ..errors import RequestError, TranslateError, UpstreamError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
 from ..report import Loss, LossReport
@@ -381,12 +381,29 @@ def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFor
                                      lenient=settings.lenient, strict=settings.strict,
                                      headers=provider,
                                      model=model, stream=stream)
+    except RequestError as exc:
+        log.info("request %s -> %s refused at %s: %s", client, upstream, exc.field or "body",
+                 exc.reason)
+        raise _refuse(client, "invalid_request",
+                      exc.reason + GATEWAY_REMEDIES.get(exc.remedy or "", "")) from None
     except TranslateError as exc:
         raise _refuse(client, "invalid_request", exc.message) from None
-    for loss in conversion.report.entries:
-        log.info("request %s -> %s dropped %s x%d: %s", client, upstream, loss.what,
-                 loss.count, loss.detail)
+    if conversion.report:  # one line a request, however long its history
+        counts: dict[str, int] = {}
+        for loss in conversion.report.entries:
+            counts[loss.what] = counts.get(loss.what, 0) + loss.count
+        log.info("request %s -> %s dropped or changed: %s", client, upstream, ", ".join(
+            what if n == 1 else f"{what} x{n}" for what, n in counts.items()))
     return conversion
+
+
+GATEWAY_REMEDIES: dict[str, str] = {
+    "lenient": "; start the gateway with --lenient to drop it",
+    "strict": "; the gateway drops it (and names it in the x-stream-translate-dropped header) "
+              "when started without --strict",
+}
+"""How the gateway's 400 tells its operator to get past a refusal (`RequestError.remedy`);
+the library's own wording names its keyword arguments, which a gateway user cannot type."""
 
 
 async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,
