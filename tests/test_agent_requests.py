@@ -187,3 +187,96 @@ def test_what_the_client_relies_on_is_still_refused_by_default(
     conv = convert_request(body, source=source, target=target,  # type: ignore[arg-type]
                            lenient=True)
     assert field in {loss.what for loss in conv.report.entries}
+
+
+NAMESPACE = {"type": "namespace", "name": "crm", "description": "The customer database.",
+             "tools": [{"type": "function", "name": "lookup", "description": "Find a customer.",
+                        "parameters": {"type": "object", "properties": {
+                            "q": {"type": "string"}}}},
+                       {"type": "custom", "name": "query", "description": "Run SQL."}]}
+
+
+def test_a_namespace_history_and_its_calls_read_back_flat() -> None:
+    """A namespaced function_call and custom_tool_call in the history are calls of the tools
+    they are carried as, so the upstream sees its own declared names answered."""
+    body = {"model": "m", "tools": [NAMESPACE], "input": [
+        {"type": "message", "role": "user", "content": "who is 7?"},
+        {"type": "function_call", "call_id": "c1", "namespace": "crm", "name": "lookup",
+         "arguments": '{"q": "7"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "Ada"},
+        {"type": "custom_tool_call", "call_id": "c2", "namespace": "crm", "name": "query",
+         "input": "select 1"},
+        {"type": "custom_tool_call_output", "call_id": "c2", "output": "1"}]}
+    conv = convert_request(body, source="responses", target="chat")
+    declared = [t["function"]["name"] for t in conv.body["tools"]]
+    assert declared == ["crm__lookup", "crm__query"]
+    assert conv.body["tools"][0]["function"]["description"] == (
+        "Find a customer.\n\n(Part of crm: The customer database.)")
+    calls = [c["function"] for m in conv.body["messages"] for c in m.get("tool_calls", ())]
+    assert calls == [{"name": "crm__lookup", "arguments": '{"q": "7"}'},
+                     {"name": "crm__query", "arguments": '{"input":"select 1"}'}]
+    assert {k: (v.kind, v.name, v.namespace) for k, v in conv.client_tools.items()} == {
+        "crm__lookup": ("function", "lookup", "crm"), "crm__query": ("custom", "query", "crm")}
+    validate_request("chat", conv.body)
+    same = convert_request(body, source="responses", target="responses")
+    assert same.body["tools"] == [NAMESPACE] and same.client_tools == {}
+
+
+def test_a_namespace_tool_named_like_another_tool_is_refused() -> None:
+    body = {"model": "m", "input": "hi", "tools": [
+        NAMESPACE, {"type": "function", "name": "crm__lookup", "parameters": {}}]}
+    with pytest.raises(RequestError, match="'crm__lookup'"):
+        convert_request(body, source="responses", target="messages")
+
+
+def _calls_upstream(fmt: str) -> bytes:
+    """An upstream stream of `fmt` calling the three carried tools by their carried names."""
+    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, ToolArgsDelta
+    from translate.formats import encoder_class
+
+    events: list[Any] = [MessageStart(origin=fmt, id="up", model="up-model")]
+    for i, (name, args) in enumerate([("crm__lookup", '{"q": "7"}'),
+                                      ("crm__query", '{"input": "select 1"}'),
+                                      ("local_shell", '{"command": ["ls", "-l"], '
+                                                      '"working_directory": "/tmp"}')]):
+        events += [BlockStart(index=i, kind="tool_call", id=f"call_{i}", name=name),
+                   ToolArgsDelta(index=i, json=args[:5]), ToolArgsDelta(index=i, json=args[5:]),
+                   BlockEnd(index=i)]
+    encoder = encoder_class(fmt)()
+    return b"".join(encoder.encode(e) for e in [*events, Stop(reason="tool_use")]) \
+        + encoder.end()
+
+
+@pytest.mark.parametrize("upstream", ["chat", "messages", "gemini"])
+def test_carried_tools_come_back_as_the_responses_client_declared_them(upstream: str) -> None:
+    """What openai-python's own stream helper rebuilds: the namespaced function call, the
+    custom tool call with its input, the local shell call with its action."""
+    import httpx
+    import openai
+
+    import translate
+
+    body = {"model": "m", "input": "hi", "tools": [NAMESPACE, {"type": "local_shell"}]}
+    conv = convert_request(body, source="responses", target=upstream)  # type: ignore[arg-type]
+    out = b"".join(translate.convert([_calls_upstream(upstream)], source=upstream,
+                                     target="responses", client_tools=conv.client_tools))
+    transport = httpx.MockTransport(lambda request: httpx.Response(
+        200, headers={"content-type": "text/event-stream"}, content=out))
+    sdk = openai.OpenAI(api_key="x", base_url="http://test/v1", max_retries=0,
+                        http_client=httpx.Client(transport=transport))
+    with sdk.responses.stream(model="m", input="hi") as stream:
+        for _ in stream:
+            pass
+        final = stream.get_final_response()
+    lookup, query, shell = final.output
+    assert (lookup.type, lookup.name, lookup.namespace, json.loads(lookup.arguments)) == (
+        "function_call", "lookup", "crm", {"q": "7"})
+    assert (query.type, query.name, query.namespace, query.input) == (
+        "custom_tool_call", "query", "crm", "select 1")
+    assert (shell.type, shell.action.command, shell.action.working_directory) == (
+        "local_shell_call", ["ls", "-l"], "/tmp")
+    collected = translate.collect([_calls_upstream(upstream)], source=upstream,
+                                  target="responses", client_tools=conv.client_tools)
+    assert [(i["type"], i.get("name"), i.get("namespace")) for i in collected["output"]] == [
+        ("function_call", "lookup", "crm"), ("custom_tool_call", "query", "crm"),
+        ("local_shell_call", None, None)]

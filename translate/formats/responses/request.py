@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from ...errors import RequestError
 from ...request import (
     BOOKKEEPING,
     TOOL_CHOICE,
@@ -360,11 +361,22 @@ _FUNCTION_TOOL_KEYS = frozenset({"type", "name", "description", "parameters", "s
 
 def _tools(tools: list[Any], ctx: RequestContext) -> Iterator[Tool]:
     """The client's tools; a `namespace` tool, for another format, is its tools (`TOOL_KINDS`)."""
+    flat: set[str] = set()  # the names the namespaces' tools are carried as
+    names: set[str] = set()  # every other function tool's
     for i, tool in enumerate(tools):
         if type(tool) is dict and tool.get("type") == "namespace" and not ctx.same:
-            yield from _namespace(tool, ctx, f"tools[{i}]")
+            for member in _namespace(tool, ctx, f"tools[{i}]"):
+                flat.add(member.name)  # type: ignore[union-attr]  # FunctionTools
+                yield member
         else:
-            yield _tool(tool, ctx, f"tools[{i}]")
+            out = _tool(tool, ctx, f"tools[{i}]")
+            if isinstance(out, FunctionTool):
+                names.add(out.name)
+            yield out
+    if flat & names:  # a call of either could not be told apart
+        raise RequestError(f"{ctx.target}: a namespace's tool would be named "
+                           f"{min(flat & names)!r}, as another tool is ({ctx.source}); rename "
+                           "one", field="tools", source=ctx.source, target=ctx.target)
 
 
 def _namespace(tool: dict[str, Any], ctx: RequestContext, path: str) -> Iterator[Tool]:
