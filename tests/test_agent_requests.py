@@ -280,3 +280,23 @@ def test_carried_tools_come_back_as_the_responses_client_declared_them(upstream:
     assert [(i["type"], i.get("name"), i.get("namespace")) for i in collected["output"]] == [
         ("function_call", "lookup", "crm"), ("custom_tool_call", "query", "crm"),
         ("local_shell_call", None, None)]
+
+
+@pytest.mark.parametrize("key", ["reasoning_content", "reasoning", "reasoning_details"])
+def test_a_chat_dialects_reasoning_in_the_history_is_read(key: str) -> None:
+    """opencode (the AI SDK's openai-compatible provider) sends an assistant turn's
+    `reasoning_content` back; it was refused as an unknown field, failing every tool loop
+    whose upstream reasons (found by bench/agents/run.py)."""
+    value: Any = [{"type": "reasoning.text", "text": "hmm"}] if key == "reasoning_details" \
+        else "hmm"
+    body = {"model": "m", "messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, key: value, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "r"}]}
+    assert convert_request(body, source="chat", target="chat").body["messages"][1][key] == value
+    for target in ("responses", "messages", "gemini"):
+        conv = convert_request(body, source="chat", target=target)  # type: ignore[arg-type]
+        validate_request(target, conv.body)
+        assert f"messages[1].{key}: " in " ".join(
+            loss.detail for loss in conv.report.entries if loss.what == "reasoning")

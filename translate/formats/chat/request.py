@@ -154,14 +154,22 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
     if _ASSISTANT_KEYS.issuperset(msg):  # the usual case: no set built
         return Message("assistant", tuple(parts), None, index)
     for key in msg.keys() - _ASSISTANT_KEYS:
-        if key in ("name", "audio", "function_call"):
+        if key in ("name", "audio", "function_call") or key in REASONING_KEYS:
             if ctx.same:
                 extra[key] = msg[key]
+            elif key in REASONING_KEYS:  # only the provider that wrote it may read it back
+                ctx.lose("reasoning", f"{path}.{key}: the reasoning of a chat dialect")
             else:
                 ctx.refuse(f"{path}.{key}")
         else:
             ctx.unknown(f"{path}.{key}")
     return Message("assistant", tuple(parts), extra or None, index)
+
+
+REASONING_KEYS = frozenset({"reasoning_content", "reasoning", "reasoning_details"})
+"""The keys chat dialects write an assistant turn's reasoning under (DeepSeek and vLLM
+`reasoning_content`, OpenRouter `reasoning` and `reasoning_details`), which clients send back
+in the history (opencode through the AI SDK's openai-compatible provider does)."""
 
 
 def _named(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> dict[str, Any] | None:

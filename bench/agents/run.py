@@ -1,0 +1,280 @@
+"""The coding agents' acceptance run: each real agent CLI, through `stream-translate serve`
+with default flags, in front of a scripted upstream of each format, on loopback.
+
+    python bench/agents/run.py                          # every agent x upstream x scenario
+    python bench/agents/run.py --agents codex --upstreams gemini --scenarios parallel -v
+
+Installs the CLIs, pinned (`AGENTS`), into a throwaway npm prefix (or `--npm-prefix DIR`, kept
+and reused). Each cell: a temporary HOME and working folder holding the files, the scripted
+upstream (bench/agents/upstream.py), the gateway in its own process, the agent run
+non-interactively under `timeout` with stdin from /dev/null. A cell passes when the upstream
+saw the tool results come back and the agent printed the answer quoting them. Prints a table:
+agent x upstream x scenario, the requests the upstream answered, whether the agent's second
+request carried the upstream's reasoning back, and what the gateway said it dropped (its
+one log line per request: the `x-stream-translate-dropped` names). Not a test: it needs npm
+and takes minutes (bench/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from upstream import ScriptedUpstream  # noqa: E402
+
+FORMATS = ("chat", "responses", "messages", "gemini")
+SCENARIOS = ("read", "parallel")
+PROMPT = {"read": "Read the file {a} and tell me the secret word in it.",
+          "parallel": "The files {a} and {b} each hold half of a secret word. Read both and "
+                      "tell me the whole word."}
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str
+    package: str
+    version: str
+    bin: str
+    format: str
+    """The API the agent speaks (its own cell is the same format: no translation)."""
+    setup: Callable[[Path, str], tuple[list[str], dict[str, str]]]
+    """(home, gateway URL) -> the agent's arguments after its binary (without the prompt)
+    and its environment, after writing its config into the temporary home."""
+
+
+def _claude(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    return (["--allowedTools", "Read", "-p"],
+            {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": "x",
+             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+             "DISABLE_AUTOUPDATER": "1"})
+
+
+def _codex(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    codex_home = home / ".codex"
+    codex_home.mkdir()
+    (codex_home / "config.toml").write_text(
+        'model = "gpt-5.5"\nmodel_provider = "gw"\ncheck_for_update_on_startup = false\n\n'
+        f'[model_providers.gw]\nname = "gateway"\nbase_url = "{url}/v1"\n'
+        'wire_api = "responses"\nenv_key = "GW_API_KEY"\n\n[analytics]\nenabled = false\n')
+    return (["exec", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox"],
+            {"CODEX_HOME": str(codex_home), "GW_API_KEY": "x"})
+
+
+def _gemini(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    settings = home / ".gemini"
+    settings.mkdir()
+    (settings / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True}}))
+    return (["--yolo", "-p"],
+            {"GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_API_KEY": "x",
+             "GOOGLE_GEMINI_BASE_URL": url})
+
+
+def _opencode(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    config = home / ".config" / "opencode"
+    config.mkdir(parents=True)
+    (config / "opencode.json").write_text(json.dumps({
+        "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
+        "provider": {"gw": {"npm": "@ai-sdk/openai-compatible", "name": "gateway",
+                            "options": {"baseURL": f"{url}/v1", "apiKey": "x"},
+                            "models": {"up": {"name": "up", "tool_call": True}}}}}))
+    return (["run", "-m", "gw/up"],
+            {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"})
+
+
+AGENTS = {a.name: a for a in (
+    Agent("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude", "messages", _claude),
+    Agent("codex", "@openai/codex", "0.169.0", "codex", "responses", _codex),
+    Agent("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "gemini", _gemini),
+    Agent("opencode", "opencode-ai", "1.18.33", "opencode", "chat", _opencode),
+)}
+
+
+def install(prefix: Path, agents: list[Agent]) -> None:
+    """The pinned CLIs into `prefix` (skipped when they are there already)."""
+    missing = [a for a in agents if not (prefix / "node_modules" / ".bin" / a.bin).exists()]
+    if not missing:
+        return
+    specs = [f"{a.package}@{a.version}" for a in missing]
+    print(f"installing {' '.join(specs)} into {prefix}", file=sys.stderr)
+    subprocess.run(["npm", "install", "--prefix", str(prefix), "--no-audit", "--no-fund",
+                    *specs], check=True, timeout=900, stdout=subprocess.DEVNULL)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def gateway(upstream_port: int, upstream_format: str, log: Path) -> Iterator[str]:
+    """`stream-translate serve` with default flags, in its own process."""
+    port = free_port()
+    url = f"http://127.0.0.1:{upstream_port}" + ("" if upstream_format == "gemini" else "/v1")
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "translate", "serve", "--upstream-url", url,
+             "--upstream-format", upstream_format, "--upstream-api-key", "upstream-key",
+             "--port", str(port), "--log-level", "info"], cwd=ROOT, stdout=out,
+            stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + 15
+            while True:
+                with socket.socket() as s:
+                    if s.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError(f"gateway did not start: {log.read_text()[-2000:]}")
+                time.sleep(0.05)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            process.terminate()
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@dataclass
+class Cell:
+    agent: str
+    upstream: str
+    scenario: str
+    passed: bool
+    requests: str
+    reasoning_back: str
+    dropped: str
+    seconds: float
+    detail: str = ""
+
+
+DROPPED = re.compile(r"dropped or changed: (.*)$")
+REFUSED = re.compile(r"refused at (.*)$")
+
+
+def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, timeout: float,
+             verbose: bool) -> Cell:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix=f"agent-{agent.name}-") as tmp:
+        home, work = Path(tmp) / "home", Path(tmp) / "home" / "project"
+        work.mkdir(parents=True)
+        words = [secrets.token_hex(3) for _ in range(2 if scenario == "parallel" else 1)]
+        files = {}
+        for name, word in zip("ab", words, strict=False):
+            path = work / f"{name}.txt"
+            path.write_text(f"The secret word ({'first' if name == 'a' else 'second'} part) "
+                            f"is {word}.\n")
+            files[str(path)] = word
+        upstream = ScriptedUpstream(upstream_format, files, reasoning=scenario == "parallel")
+        upstream.serve()
+        log = Path(tmp) / "gateway.log"
+        with gateway(upstream.port, upstream_format, log) as url:
+            args, env = agent.setup(home, url)
+            prompt = PROMPT[scenario].format(a=work / "a.txt", b=work / "b.txt")
+            command = [str(prefix / "node_modules" / ".bin" / agent.bin), *args, prompt]
+            environment = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb",
+                           "NO_COLOR": "1", "LANG": "C.UTF-8", **env}
+            try:
+                done = subprocess.run(["timeout", "-k", "5", str(timeout), *command], cwd=work,
+                                      env=environment, stdin=subprocess.DEVNULL,
+                                      capture_output=True, text=True, timeout=timeout + 15)
+                output, status = done.stdout + done.stderr, done.returncode
+            except subprocess.TimeoutExpired as exc:
+                output, status = str(exc.stdout or "") + str(exc.stderr or ""), 124
+        gateway_log = log.read_text()
+    answers = [e.answer for e in upstream.exchanges]
+    looped = "tool_calls" in answers and "text" in answers[answers.index("tool_calls"):]
+    shown = all(w in done_text(output) for w in words)
+    dropped = sorted({name for line in gateway_log.splitlines()
+                      if (m := DROPPED.search(line))
+                      for name in re.sub(r" x\d+", "", m[1]).split(", ")})
+    refused = [m[1] for line in gateway_log.splitlines() if (m := REFUSED.search(line))]
+    detail = ""
+    if not (looped and shown):
+        detail = f"exit {status}; output: {output.strip()[-600:]!r}"
+        if refused:
+            detail += f"; refused: {refused}"
+        errors = [e.answer for e in upstream.exchanges if e.answer.startswith("error")]
+        if errors:
+            detail += f"; upstream: {errors}"
+    if verbose:
+        print(f"--- {agent.name} -> {upstream_format} / {scenario}\n{output}\n--- gateway log\n"
+              f"{gateway_log}", file=sys.stderr)
+    return Cell(agent.name, upstream_format, scenario, looped and shown,
+                " ".join(_short(e) for e in upstream.exchanges),
+                "yes" if any(e.reasoning_back for e in upstream.exchanges) else "no",
+                ", ".join(dropped) or "-", time.monotonic() - started, detail)
+
+
+def done_text(output: str) -> str:
+    return output
+
+
+def _short(exchange: Any) -> str:
+    mark = {"tool_calls": "call", "text": "text", "routing": "route", "side": "side"}.get(
+        exchange.answer, "ERR")
+    return mark + ("" if exchange.streaming else "(json)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--agents", default=",".join(AGENTS), help="comma-separated")
+    p.add_argument("--upstreams", default=",".join(FORMATS), help="comma-separated formats")
+    p.add_argument("--scenarios", default=",".join(SCENARIOS), help="read, parallel")
+    p.add_argument("--npm-prefix", type=Path, help="install the CLIs here and keep them")
+    p.add_argument("--timeout", type=float, default=180, help="seconds per agent run")
+    p.add_argument("--json", type=Path, help="also write the cells to this JSON file")
+    p.add_argument("-v", "--verbose", action="store_true", help="print each agent's output")
+    args = p.parse_args(argv)
+    agents = [AGENTS[a] for a in args.agents.split(",")]
+    prefix = args.npm_prefix or Path(tempfile.mkdtemp(prefix="agents-npm-"))
+    try:
+        install(prefix, agents)
+        cells = [run_cell(agent, upstream, scenario, prefix, args.timeout, args.verbose)
+                 for agent in agents for upstream in args.upstreams.split(",")
+                 for scenario in args.scenarios.split(",")]
+    finally:
+        if args.npm_prefix is None:
+            shutil.rmtree(prefix, ignore_errors=True)
+    versions = ", ".join(f"{a.name} {a.version}" for a in agents)
+    print(f"{time.strftime('%Y-%m-%d')}; {versions}\n")
+    print("| agent | upstream | scenario | result | upstream answered | reasoning back | "
+          "gateway dropped | s |")
+    print("|---|---|---|---|---|---|---|---|")
+    for c in cells:
+        same = " (same format)" if AGENTS[c.agent].format == c.upstream else ""
+        print(f"| {c.agent} | {c.upstream}{same} | {c.scenario} | "
+              f"{'pass' if c.passed else 'FAIL'} | {c.requests} | {c.reasoning_back} | "
+              f"{c.dropped} | {c.seconds:.0f} |")
+    for c in cells:
+        if c.detail:
+            print(f"\n{c.agent} -> {c.upstream} / {c.scenario}: {c.detail}")
+    if args.json:
+        args.json.write_text(json.dumps([c.__dict__ for c in cells], indent=1))
+    return 0 if all(c.passed for c in cells) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
