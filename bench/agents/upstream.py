@@ -154,6 +154,9 @@ class ScriptedUpstream:
             return (self._text(start, f"The secret word is {quoted}.", usage),
                     Exchange(streaming, "text", reasoning_back=back))
         name, arguments = pick_tool(tools)
+        if self.format == "gemini":
+            return (self._gemini_calls(name, arguments, usage),
+                    Exchange(streaming, "tool_calls", tool=name, reasoning_back=back))
         events: list[Event] = [start]
         index = 0
         if self.reasoning:
@@ -171,6 +174,29 @@ class ScriptedUpstream:
             index += 1
         events += [usage, Stop(reason="tool_use")]
         return events, Exchange(streaming, "tool_calls", tool=name, reasoning_back=back)
+
+    def _gemini_calls(self, name: str, arguments: Any, usage: Usage) -> list[Event]:
+        """Gemini's own shape, as Gemini 3 streams it: thought summaries without a signature,
+        the signature on the first function call of the turn. Decoded from that chunk by the
+        library's gemini decoder, so the IR is what a real stream gives."""
+        from translate.formats import decoder_class
+
+        parts: list[dict[str, Any]] = []
+        if self.reasoning:
+            parts.append({"text": THOUGHT, "thought": True})
+        for k, path in enumerate(self.files):
+            parts.append({"functionCall": {"name": name, "args": arguments(path)},
+                          **({"thoughtSignature": SIGNATURE} if k == 0 else {})})
+        chunk = {"candidates": [{"content": {"role": "model", "parts": parts},
+                                 "finishReason": "STOP", "index": 0}],
+                 "usageMetadata": {"promptTokenCount": usage.input_tokens,
+                                   "candidatesTokenCount": usage.output_tokens,
+                                   "totalTokenCount": (usage.input_tokens or 0)
+                                   + (usage.output_tokens or 0)},
+                 "modelVersion": "scripted-model", "responseId": "up_1"}
+        decoder = decoder_class("gemini")(strict=True)
+        return [*decoder.feed(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"),
+                *decoder.end()]
 
     @staticmethod
     def _text(start: MessageStart, text: str, usage: Usage) -> list[Event]:
