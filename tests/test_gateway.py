@@ -652,7 +652,8 @@ def test_a_gateway_failure_is_a_plain_500_and_a_logged_traceback(
 
     monkeypatch.setattr(app_module, "convert_object", broken)
     settings = Settings(upstream_url="http://demo.invalid/v1", upstream_format="chat")
-    with TestClient(create_app(settings, transport=demo_transport("chat-text", delay=0))) as http:
+    with TestClient(create_app(settings, transport=demo_transport("chat-text", delay=0)),
+                    base_url="http://127.0.0.1") as http:  # a loopback Host (guard)
         reply = http.post("/v1/messages", json={
             "model": "m", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]})
     assert reply.status_code == 500
@@ -957,7 +958,7 @@ def test_demo_mode_serves_a_bundled_example_through_the_gateway() -> None:
 
     settings = Settings(upstream_url="http://demo.invalid/v1", upstream_format="messages")
     app = create_app(settings, transport=demo_transport("messages-thinking", delay=0))
-    with TestClient(app) as http:
+    with TestClient(app, base_url="http://127.0.0.1") as http:  # a loopback Host (guard)
         body = http.post("/v1/messages", json={
             "model": "demo", "max_tokens": 64, "stream": True,
             "messages": [{"role": "user", "content": "hi"}]}).content

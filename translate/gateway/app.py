@@ -40,6 +40,8 @@ from typing import Any, NoReturn
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -52,7 +54,8 @@ from ..events import ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestConversion, RequestFormat, convert_request
-from .auth import client_key_ok, upstream_headers
+from .auth import client_name, upstream_headers
+from .guard import refusal
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .settings import PATHS, Settings
 from .upstream import body_chunks, open_client
@@ -158,9 +161,16 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         async def answer(request: Request) -> Response | EventStream:
             target = client if isinstance(client, str) else client(request)
             try:
-                if not client_key_ok(settings, request.headers, request.query_params):
+                refused = refusal(settings, request.method, request.headers)
+                if refused is not None:  # what a web page could send (`guard`)
+                    kind, status, message = refused
+                    log.warning("refused %s %s: %s", request.method, request.url.path, message)
+                    raise _refuse(target, kind, message, status=status)
+                name = client_name(settings, request.headers, request.query_params)
+                if name is None:
                     raise _refuse(target, "authentication", "invalid or missing API key for "
                                   "this gateway")
+                request.state.client_name = name
                 return await handler(request)
             except _Answer as answer:
                 return _json_error(answer.error)
@@ -290,7 +300,12 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                         methods=["POST"]))
     routes.append(Route("/v1/models", guarded(_models_client, models), methods=["GET"]))
     routes.append(Route("/v1beta/models", guarded("gemini", models), methods=["GET"]))
-    return Starlette(routes=routes, lifespan=lifespan,
+    middleware = []
+    if settings.allowed_origins:  # a browser app the operator allowed: answer its preflights
+        middleware.append(Middleware(
+            CORSMiddleware, allow_origins=list(settings.allowed_origins), allow_methods=["*"],
+            allow_headers=["*"], expose_headers=[DROPPED_HEADER]))
+    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
                      exception_handlers={404: not_found, 405: not_found})
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from .settings import Settings
 
-__all__ = ["client_key", "client_key_ok", "upstream_headers"]
+__all__ = ["client_key", "client_name", "upstream_headers"]
 
 
 def client_key(headers: Mapping[str, str], query: Mapping[str, str] | None = None
@@ -34,13 +34,22 @@ def client_key(headers: Mapping[str, str], query: Mapping[str, str] | None = Non
     return None
 
 
-def client_key_ok(settings: Settings, headers: Mapping[str, str],
-                  query: Mapping[str, str] | None = None) -> bool:
-    """True when no client key is configured, or the client sent it."""
-    if settings.client_key is None:
-        return True
-    sent = client_key(headers, query)
-    return sent is not None and hmac.compare_digest(sent.encode(), settings.client_key.encode())
+def client_name(settings: Settings, headers: Mapping[str, str],
+                query: Mapping[str, str] | None = None) -> str | None:
+    """The name of the key the client presented (`Settings.client_keys`; `client-key` for the
+    single `client_key`), `-` when the gateway asks for none, None when the client presented
+    none of them. Every key is compared, in constant time, whatever matched."""
+    if not settings.auth_required:
+        return "-"
+    sent = (client_key(headers, query) or "").encode()
+    keys = list(settings.client_keys)
+    if settings.client_key is not None:
+        keys.append(("client-key", settings.client_key))
+    found = None
+    for name, key in keys:
+        if hmac.compare_digest(sent, key.encode()) and sent:
+            found = name
+    return found
 
 
 def upstream_headers(settings: Settings, client: Mapping[str, str], *,

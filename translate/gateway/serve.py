@@ -14,20 +14,33 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from urllib.parse import urlsplit
 
+from .. import __version__
+from .guard import is_loopback
+from .redact import install_redaction
 from .settings import CLIENT_FORMATS, Settings
 
-__all__ = ["main", "parser", "settings_from_args"]
+__all__ = ["client_keys", "main", "parser", "settings_from_args", "startup_line"]
 
 _ENV = "STREAM_TRANSLATE_"
 
 
 def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
-    """The `serve` subcommand's arguments (defaults from the environment)."""
+    """The `serve` subcommand's arguments. Every flag's default comes from its environment
+    variable (`STREAM_TRANSLATE_<FLAG>`; a repeatable flag's from a comma-separated list), given
+    to argparse as text so that a bad value is a usage error, as on the command line."""
 
     def default(flag: str, value: str | None = None) -> str | None:
         return env.get(_ENV + flag.upper().replace("-", "_"), value)
+
+    def switch(flag: str) -> bool:
+        return default(flag, "") not in ("", "0", "false", "no")
+
+    def listed(flag: str) -> list[str]:
+        return [item.strip() for item in (default(flag) or "").split(",") if item.strip()]
 
     p = argparse.ArgumentParser(
         prog="stream-translate serve",
@@ -35,84 +48,170 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
         "/v1beta/models/{model}:generateContent / :streamGenerateContent in front of one "
         "upstream of any of those formats, translating requests, streams, final objects and "
         "errors.")
+    p.add_argument("--version", action="version", version=f"stream-translate {__version__}")
     p.add_argument("--upstream-url", default=default("upstream-url"), metavar="URL",
                    help="the upstream's base URL including /v1 (e.g. https://api.openai.com/v1); "
                    "for gemini https://generativelanguage.googleapis.com (/v1beta is added)")
     p.add_argument("--upstream-format", default=default("upstream-format"),
-                   choices=list(CLIENT_FORMATS),
+                   type=_one_of(CLIENT_FORMATS), metavar="{" + ",".join(CLIENT_FORMATS) + "}",
                    help="what the upstream speaks")
     p.add_argument("--upstream-api-key", default=default("upstream-api-key"), metavar="KEY",
                    help="the key sent to the upstream, in the header it expects")
-    p.add_argument("--pass-client-key", action="store_true",
-                   default=default("pass-client-key", "") not in ("", "0"),
+    p.add_argument("--upstream-header", action="append", default=listed("upstream-header"),
+                   metavar="NAME=VALUE", help="send this header to the upstream with every "
+                   "request (repeatable), e.g. OpenRouter's HTTP-Referer or an organisation")
+    p.add_argument("--pass-client-key", action="store_true", default=switch("pass-client-key"),
                    help="without --upstream-api-key: send the client's own key to the upstream")
     p.add_argument("--client-key", default=default("client-key"), metavar="KEY",
                    help="clients must present this key (x-api-key, Authorization: Bearer or "
-                   "x-goog-api-key)")
-    p.add_argument("--model-map", action="append", default=[], metavar="CLIENT=UPSTREAM",
+                   "x-goog-api-key); prefer STREAM_TRANSLATE_CLIENT_KEY or --client-keys-file")
+    p.add_argument("--client-keys-file", default=default("client-keys-file"), metavar="FILE",
+                   help="named client keys, one 'NAME=KEY' a line ('#' comments): clients must "
+                   "present one; the log names it, never the key. Also STREAM_TRANSLATE_"
+                   "CLIENT_KEYS='alice=KEY1,bob=KEY2'")
+    p.add_argument("--model-map", action="append", default=listed("model-map"),
+                   metavar="CLIENT=UPSTREAM",
                    help="rename a model (repeatable); CLIENT may be a glob, e.g. 'claude-*=gpt-4o'")
     p.add_argument("--host", default=default("host", "127.0.0.1"),
                    help="listen address (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=int(default("port", "8080") or 8080),
+    p.add_argument("--port", type=int, default=default("port", "8080"),
                    help="listen port (default 8080)")
-    p.add_argument("--timeout", type=float, default=float(default("timeout", "600") or 600),
+    p.add_argument("--allow-origin", action="append", default=listed("allow-origin"),
+                   metavar="ORIGIN", help="serve requests from this web origin (repeatable; "
+                   "'*': any); requests with any other Origin header are refused")
+    p.add_argument("--allow-host", action="append", default=listed("allow-host"),
+                   metavar="NAME", help="serve requests addressed to this host name (repeatable; "
+                   "'*': any) besides loopback names and --host")
+    p.add_argument("--allow-open-network", action="store_true",
+                   default=switch("allow-open-network"),
+                   help="listen on a non-loopback address with an upstream key and no client "
+                   "key: anyone who reaches the port spends the key")
+    p.add_argument("--timeout", type=float, default=default("timeout", "600"),
                    metavar="SECONDS", help="wait this long for the upstream's next bytes (600)")
-    p.add_argument("--connect-timeout", type=float,
-                   default=float(default("connect-timeout", "10") or 10), metavar="SECONDS",
-                   help="wait this long to connect to the upstream (10)")
-    p.add_argument("--max-connections", type=int,
-                   default=int(default("max-connections", "1000") or 1000), metavar="N",
+    p.add_argument("--connect-timeout", type=float, default=default("connect-timeout", "10"),
+                   metavar="SECONDS", help="wait this long to connect to the upstream (10)")
+    p.add_argument("--max-connections", type=int, default=default("max-connections", "1000"),
+                   metavar="N",
                    help="upstream connections open at once, one per concurrent request (1000)")
     p.add_argument("--keepalive-interval", type=float,
-                   default=float(default("keepalive-interval", "15") or 15), metavar="SECONDS",
+                   default=default("keepalive-interval", "15"), metavar="SECONDS",
                    help="send an SSE comment after this much upstream silence; 0: never (15)")
-    p.add_argument("--max-body-bytes", type=int,
-                   default=int(default("max-body-bytes", str(32 << 20)) or 32 << 20),
+    p.add_argument("--max-body-bytes", type=int, default=default("max-body-bytes", str(32 << 20)),
                    metavar="N", help="largest request body a client may send, and largest "
                    "non-streaming upstream answer read (32 MiB)")
     modes = p.add_mutually_exclusive_group()
-    modes.add_argument("--lenient", action="store_true",
-                       default=default("lenient", "") not in ("", "0"),
+    modes.add_argument("--lenient", action="store_true", default=switch("lenient"),
                        help="drop every request field the upstream cannot carry instead of "
                        "refusing the request (each named in the x-stream-translate-dropped "
                        "header)")
-    modes.add_argument("--strict", action="store_true",
-                       default=default("strict", "") not in ("", "0"),
+    modes.add_argument("--strict", action="store_true", default=switch("strict"),
                        help="refuse also the fields that only steer the provider "
                        "(context_management, prompt_cache_key, topK, provider-run tools...), "
                        "which by default are dropped and named in the header")
-    p.add_argument("--demo", metavar="EXAMPLE",
+    p.add_argument("--demo", metavar="EXAMPLE", default=default("demo"),
                    help="no upstream: answer every request with this bundled example stream "
                    "(stream-translate --list-examples), e.g. chat-tools")
-    p.add_argument("--log-level", default=default("log-level", "info"),
-                   choices=("debug", "info", "warning", "error"))
+    levels = ("debug", "info", "warning", "error")
+    p.add_argument("--log-level", default=default("log-level", "info"), type=_one_of(levels),
+                   metavar="{" + ",".join(levels) + "}")
     return p
 
 
-def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser) -> Settings:
-    """Validated `Settings` (usage errors exit through `p.error`)."""
+def _one_of(choices: Sequence[str]) -> Callable[[str], str]:
+    """An argparse type taking one of `choices`: argparse checks `choices` on the command line
+    only, a type also on a default from the environment."""
+
+    def check(value: str) -> str:
+        if value not in choices:
+            raise argparse.ArgumentTypeError(
+                f"invalid choice: {value!r} (choose from {', '.join(choices)})")
+        return value
+
+    return check
+
+
+def _pairs(items: list[str], flag: str, p: argparse.ArgumentParser) -> list[tuple[str, str]]:
     pairs = []
-    for item in args.model_map:
-        client, sep, upstream = item.partition("=")
-        if not sep or not client or not upstream:
-            p.error(f"--model-map wants CLIENT=UPSTREAM, not {item!r}")
-        pairs.append((client, upstream))
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            p.error(f"{flag} wants NAME=VALUE, not {item.split('=', 1)[0]!r}=...")
+        pairs.append((name.strip(), value.strip()))
+    return pairs
+
+
+def client_keys(args: argparse.Namespace, p: argparse.ArgumentParser,
+                env: Mapping[str, str] = os.environ) -> list[tuple[str, str]]:
+    """The named client keys: `--client-keys-file`'s lines, then STREAM_TRANSLATE_CLIENT_KEYS."""
+    lines: list[str] = []
+    if args.client_keys_file:
+        try:
+            text = Path(args.client_keys_file).read_text(encoding="utf-8")
+        except OSError as exc:
+            p.error(f"--client-keys-file: {exc.strerror}: {args.client_keys_file}")
+        lines += [line.strip() for line in text.splitlines()
+                  if line.strip() and not line.lstrip().startswith("#")]
+    lines += [item for item in (env.get(_ENV + "CLIENT_KEYS") or "").split(",") if item.strip()]
+    return _pairs(lines, "a client key", p)
+
+
+def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser,
+                       env: Mapping[str, str] = os.environ) -> Settings:
+    """Validated `Settings` (usage errors exit through `p.error`)."""
+    pairs = _pairs(args.model_map, "--model-map", p)
     if args.demo:
         args.upstream_format = args.demo.split("-", 1)[0]
         args.upstream_url = "http://demo.invalid/v1"  # never reached: the demo transport answers
     if not args.upstream_url or not args.upstream_format:
         p.error("--upstream-url and --upstream-format are required (or --demo EXAMPLE)")
     try:
-        return Settings(
+        settings = Settings(
             upstream_url=args.upstream_url, upstream_format=args.upstream_format,
             api_key=args.upstream_api_key or None, pass_client_key=args.pass_client_key,
-            client_key=args.client_key or None, model_map=tuple(pairs),
-            timeout=args.timeout, connect_timeout=args.connect_timeout,
-            max_connections=args.max_connections, max_body_bytes=args.max_body_bytes,
+            client_key=args.client_key or None, client_keys=tuple(client_keys(args, p, env)),
+            model_map=tuple(pairs), timeout=args.timeout,
+            connect_timeout=args.connect_timeout, max_connections=args.max_connections,
+            max_body_bytes=args.max_body_bytes,
             keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
-            strict=args.strict)
+            strict=args.strict, extra_headers=dict(_pairs(args.upstream_header,
+                                                          "--upstream-header", p)),
+            allowed_origins=tuple(args.allow_origin), allowed_hosts=tuple(args.allow_host),
+            bind_host=args.host)
     except ValueError as exc:
         p.error(str(exc))
+    holds_key = settings.api_key is not None and not args.demo
+    if not is_loopback(args.host) and holds_key and not settings.auth_required \
+            and not args.allow_open_network:
+        p.error(f"--host {args.host} is reachable from the network, and this gateway holds an "
+                "upstream key but asks its clients for none: set a client key "
+                "(STREAM_TRANSLATE_CLIENT_KEY, STREAM_TRANSLATE_CLIENT_KEYS or "
+                "--client-keys-file), or pass --allow-open-network to serve anyone on purpose")
+    return settings
+
+
+def startup_line(settings: Settings, args: argparse.Namespace) -> str:
+    """What the gateway exposes, said once at startup (never a key)."""
+    keys = [name for name, _ in settings.client_keys] + (
+        ["client-key"] if settings.client_key else [])
+    where = "a bundled example (--demo)" if args.demo else (
+        f"{settings.upstream_format} upstream {_redacted_url(settings.upstream_url)}")
+    return (f"stream-translate {__version__} on http://{args.host}:{args.port} -> {where}; "
+            f"upstream key {'set' if settings.api_key else 'none'}"
+            f"{', client keys passed on' if settings.pass_client_key else ''}; client auth "
+            f"{'on (' + ', '.join(keys) + ')' if keys else 'OFF: anyone who reaches the port'}; "
+            f"model map {', '.join(f'{c}={u}' for c, u in settings.model_map) or 'none'}; "
+            f"mode {'lenient' if settings.lenient else 'strict' if settings.strict else 'default'}"
+            f"; origins {', '.join(settings.allowed_origins) or 'none'}; "
+            f"hosts {', '.join(('loopback', args.host, *settings.allowed_hosts))}")
+
+
+def _redacted_url(url: str) -> str:
+    """The URL without credentials or a query (which may hold a key)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -139,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         transport = demo_transport(args.demo)
     logging.basicConfig(level=args.log_level.upper(),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    install_redaction()
+    logging.getLogger("translate.gateway").warning(startup_line(settings, args))
     uvicorn.run(create_app(settings, transport=transport), host=args.host, port=args.port,
                 log_level=args.log_level, timeout_graceful_shutdown=5)
     return 0

@@ -53,6 +53,17 @@ class Settings:
     meant for one provider never reaches another unless you say so."""
     client_key: str | None = None
     """When set, clients must present this key (either header); others get a 401."""
+    client_keys: tuple[tuple[str, str], ...] = ()
+    """Named client keys, (name, key): a client must present one of them (or `client_key`);
+    the name, never the key, is what the log says. Remove one to revoke it."""
+    allowed_origins: tuple[str, ...] = ()
+    """Web origins whose requests are served (`Origin` header; `*`: any). Others get a 403:
+    the SDKs and agents send no `Origin`, a web page always does (`guard`)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Host names clients may address the gateway by, beyond loopback names and `bind_host`
+    (`*`: any). Others get a 421: a page that rebinds its own name to 127.0.0.1 sends it."""
+    bind_host: str = "127.0.0.1"
+    """The address the gateway listens on (a `Host` naming it is served)."""
     model_map: tuple[tuple[str, str], ...] = ()
     """(client model, upstream model) pairs; the client side may be a glob (`claude-*`, `*`).
     The first match wins; exact names are tried before globs."""
@@ -96,10 +107,19 @@ class Settings:
             raise ValueError("max_connections must be at least 1")
         if self.max_body_bytes < 1:
             raise ValueError("max_body_bytes must be at least 1")
-        if self.pass_client_key and self.client_key is not None and self.api_key is None:
+        names = [name for name, _ in self.client_keys]
+        if len(set(names)) != len(names) or not all(names) or not all(
+                key for _, key in self.client_keys):
+            raise ValueError("client keys need a name and a key each, and distinct names")
+        if self.pass_client_key and self.auth_required and self.api_key is None:
             # the client's key would be the gateway's own, sent to the provider as its key
             raise ValueError("pass_client_key with client_key needs api_key: the key clients "
                              "present to this gateway must not be sent to the upstream")
+
+    @property
+    def auth_required(self) -> bool:
+        """Whether clients must present a key (`client_key` or one of `client_keys`)."""
+        return self.client_key is not None or bool(self.client_keys)
 
     @property
     def base_url(self) -> str:

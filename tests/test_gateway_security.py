@@ -1,0 +1,242 @@
+"""The gateway safe by default: what a web page could send is refused before it reaches the
+upstream, named client keys (revocable), no key in any log line, no open key on the network,
+and every flag readable from its environment variable."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("uvicorn")
+httpx = pytest.importorskip("httpx")
+
+from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
+from translate.formats import encoder_class  # noqa: E402
+from translate.gateway import serve  # noqa: E402
+from translate.gateway.redact import redact  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
+
+
+def chat_text(served: Served | None = None) -> Script:
+    """A chat upstream's answer: streamed, or the final object when not asked to stream."""
+    from translate import collect_events
+    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
+
+    events = [MessageStart(origin="chat", id="c1", model="up"), BlockStart(index=0, kind="text"),
+              TextDelta(index=0, text="hello"), BlockEnd(index=0),
+              Usage(input_tokens=3, output_tokens=1), Stop(reason="end_turn")]
+    if served is not None and served.body.get("stream") is not True:
+        return Script.json(collect_events(events, "chat"))
+    encoder = encoder_class("chat")()
+    return Script(body=b"".join(encoder.encode(e) for e in events) + encoder.end(), delay=0)
+
+
+@pytest.mark.parametrize(("headers", "status"), [
+    ({"origin": "https://evil.example"}, 403),
+    ({"content-type": "text/plain"}, 415),  # a "simple" cross-site POST: no CORS preflight
+    ({"content-type": "application/x-www-form-urlencoded"}, 415),
+    ({"host": "evil.example:8080"}, 421),  # a page that rebound its own name to 127.0.0.1
+])
+@pytest.mark.parametrize(("path", "client"), [
+    ("/v1/chat/completions", "chat"), ("/v1/messages", "messages"),
+    ("/v1beta/models/m:streamGenerateContent?alt=sse", "gemini")])
+def test_what_a_web_page_could_send_is_refused_before_the_upstream(
+        headers: dict[str, str], status: int, path: str, client: str) -> None:
+    with FakeUpstream(chat_text) as fake, gateway_for(fake, "chat") as url:
+        sent = {"content-type": "application/json", **headers}
+        answer = httpx.post(url + path, content=b'{"model": "m"}', headers=sent, timeout=10)
+    assert answer.status_code == status, answer.text
+    assert not fake.served
+    body = answer.json()  # in the client's own error shape
+    assert "error" in body and (body.get("type") == "error") == (client == "messages")
+
+
+def test_an_allowed_origin_and_host_are_served_and_a_preflight_answered() -> None:
+    with FakeUpstream(chat_text) as fake, gateway_for(
+            fake, "chat", allowed_origins=("https://app.example",),
+            allowed_hosts=("gw.internal",)) as url:
+        preflight = httpx.options(url + "/v1/chat/completions", timeout=10, headers={
+            "origin": "https://app.example", "access-control-request-method": "POST",
+            "access-control-request-headers": "content-type"})
+        served = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10, headers={
+            "origin": "https://app.example", "host": "gw.internal:1234"})
+        other = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10,
+                           headers={"origin": "https://other.example"})
+    assert preflight.status_code == 200
+    assert preflight.headers["access-control-allow-origin"] == "https://app.example"
+    assert served.status_code == 200 and "hello" in served.text
+    assert served.headers["access-control-allow-origin"] == "https://app.example"
+    assert other.status_code == 403 and len(fake.served) == 1
+
+
+def test_named_keys_each_work_and_a_removed_one_is_refused() -> None:
+    keys = (("alice", "key-alice-1"), ("bob", "key-bob-2"))
+    with FakeUpstream(chat_text) as fake:
+        with gateway_for(fake, "chat", client_keys=keys) as url:
+            for sent in ({"authorization": "Bearer key-alice-1"}, {"x-api-key": "key-bob-2"}):
+                assert httpx.post(url + "/v1/chat/completions", json=CHAT, headers=sent,
+                                  timeout=10).status_code == 200
+            wrong = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10,
+                               headers={"authorization": "Bearer key-carol"})
+            assert wrong.status_code == 401
+        with gateway_for(fake, "chat", client_keys=keys[:1]) as url:  # bob's key revoked
+            revoked = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10,
+                                 headers={"x-api-key": "key-bob-2"})
+            kept = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10,
+                              headers={"x-api-key": "key-alice-1"})
+    assert (revoked.status_code, kept.status_code) == (401, 200)
+    assert len(fake.served) == 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_no_key_appears_in_any_log_line_at_any_level(tmp_path: Path) -> None:
+    """`serve` in its own process at debug level, keys from the environment and a file, each
+    sent by a client in every way an SDK sends one, the Gemini `?key=` included."""
+    secrets = {"upstream": "UPSTREAM-SECRET-9f3", "alice": "ALICE-SECRET-71c",
+               "bob": "BOB-SECRET-2ae"}
+    keys_file = tmp_path / "keys"
+    keys_file.write_text(f"# team keys\nbob={secrets['bob']}\n")
+    port = _free_port()
+    with FakeUpstream(chat_text) as fake:
+        env = {**os.environ, "STREAM_TRANSLATE_UPSTREAM_API_KEY": secrets["upstream"],
+               "STREAM_TRANSLATE_CLIENT_KEYS": f"alice={secrets['alice']}",
+               "STREAM_TRANSLATE_CLIENT_KEYS_FILE": str(keys_file)}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "translate", "serve", "--upstream-url", fake.url,
+             "--upstream-format", "chat", "--port", str(port), "--log-level", "debug"],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    httpx.get(url + "/", timeout=1)
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline and process.poll() is None
+                    time.sleep(0.05)
+            gemini = "/v1beta/models/m:streamGenerateContent?alt=sse&key="
+            requests: list[tuple[str, dict[str, str]]] = [
+                ("/v1/chat/completions", {"authorization": f"Bearer {secrets['alice']}"}),
+                ("/v1/messages", {"x-api-key": secrets["bob"]}),
+                (gemini + secrets["alice"], {}),
+                ("/v1beta/models/m:generateContent", {"x-goog-api-key": secrets["bob"]}),
+                (gemini + "WRONG-SECRET-000", {}),
+            ]
+            bodies = {"chat": CHAT, "messages": {**CHAT, "max_tokens": 9},
+                      "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}}
+            statuses = []
+            for path, headers in requests:
+                kind = "gemini" if "/v1beta/" in path else (
+                    "messages" if "messages" in path else "chat")
+                statuses.append(httpx.post(url + path, json=bodies[kind], headers=headers,
+                                           timeout=10).status_code)
+        finally:
+            process.send_signal(signal.SIGINT)
+            out, _ = process.communicate(timeout=15)
+    log = out.decode()
+    assert statuses == [200, 200, 200, 200, 401], statuses
+    assert "[redacted]" in log and "streamGenerateContent" in log  # the access log ran
+    assert "client auth on (bob, alice)" in log and "upstream key set" in log  # file, then env
+    for secret in [*secrets.values(), "WRONG-SECRET-000"]:
+        assert secret not in log, f"{secret} is in the gateway's log"
+    assert fake.served[0].headers["authorization"] == f"Bearer {secrets['upstream']}"
+
+
+@pytest.mark.parametrize("text", [
+    "GET /v1beta/models?key=abc123&alt=sse", "Authorization: Bearer sk-live-1",
+    "{'x-api-key': 'sk-ant-2'}", "x-goog-api-key=AIza3", "?api_key=q&x=1"])
+def test_redact_masks_each_way_a_key_is_written(text: str) -> None:
+    masked = redact(text)
+    assert "[redacted]" in masked
+    assert not any(k in masked for k in ("abc123", "sk-live-1", "sk-ant-2", "AIza3", "=q&"))
+
+
+def test_a_network_bind_with_an_upstream_key_and_no_client_key_refuses_to_start(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--upstream-url", "http://up.example/v1", "--upstream-format", "chat",
+            "--upstream-api-key", "k", "--host", "0.0.0.0"]
+    p = serve.parser(env={})
+    with pytest.raises(SystemExit) as info:
+        serve.settings_from_args(p.parse_args(argv), p, env={})
+    assert info.value.code == 2
+    assert "--allow-open-network" in capsys.readouterr().err
+    for more in (["--allow-open-network"], ["--client-key", "c"]):
+        settings = serve.settings_from_args(p.parse_args(argv + more), p, env={})
+        assert settings.bind_host == "0.0.0.0"
+    loopback = serve.settings_from_args(p.parse_args([*argv[:-1], "127.0.0.1"]), p, env={})
+    assert not loopback.auth_required
+
+
+SAMPLES: dict[str, tuple[str, Any]] = {
+    # flag -> (its variable's value, what args holds then)
+    "--upstream-url": ("http://u.example/v1", "http://u.example/v1"),
+    "--upstream-format": ("gemini", "gemini"),
+    "--upstream-api-key": ("uk", "uk"),
+    "--upstream-header": ("X-Title=app,HTTP-Referer=https://a.example",
+                          ["X-Title=app", "HTTP-Referer=https://a.example"]),
+    "--pass-client-key": ("1", True),
+    "--client-key": ("ck", "ck"),
+    "--client-keys-file": ("/keys", "/keys"),
+    "--model-map": ("claude-*=gpt-4o,a=b", ["claude-*=gpt-4o", "a=b"]),
+    "--host": ("::1", "::1"),
+    "--port": ("9000", 9000),
+    "--allow-origin": ("https://a.example", ["https://a.example"]),
+    "--allow-host": ("gw.example", ["gw.example"]),
+    "--allow-open-network": ("1", True),
+    "--timeout": ("5", 5.0),
+    "--connect-timeout": ("2", 2.0),
+    "--max-connections": ("7", 7),
+    "--keepalive-interval": ("0", 0.0),
+    "--max-body-bytes": ("1024", 1024),
+    "--lenient": ("1", True),
+    "--strict": ("true", True),
+    "--demo": ("chat-tools", "chat-tools"),
+    "--log-level": ("debug", "debug"),
+}
+
+
+def test_every_flag_reads_its_environment_variable() -> None:
+    flags = {flag for action in serve.parser(env={})._actions
+             for flag in action.option_strings if flag.startswith("--")}
+    assert flags - {"--help", "--version"} == set(SAMPLES)
+    for flag, (value, expected) in SAMPLES.items():
+        name = "STREAM_TRANSLATE_" + flag[2:].upper().replace("-", "_")
+        args = serve.parser(env={name: value}).parse_args([])
+        assert getattr(args, flag[2:].replace("-", "_")) == expected, flag
+
+
+@pytest.mark.parametrize(("name", "value"), [("PORT", "abc"), ("TIMEOUT", "soon"),
+                                             ("UPSTREAM_FORMAT", "soap"), ("LOG_LEVEL", "loud")])
+def test_a_bad_variable_is_a_usage_error(name: str, value: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        serve.parser(env={f"STREAM_TRANSLATE_{name}": value}).parse_args([])
+    assert info.value.code == 2 and "usage:" in capsys.readouterr().err
+
+
+def test_version_and_upstream_headers(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        serve.parser(env={}).parse_args(["--version"])
+    assert capsys.readouterr().out.strip() == f"stream-translate {serve.__version__}"
+    p = serve.parser(env={})
+    args = p.parse_args(["--upstream-url", "http://u/v1", "--upstream-format", "chat",
+                         "--upstream-header", "HTTP-Referer=https://a.example",
+                         "--upstream-header", "X-Title=my app"])
+    settings = serve.settings_from_args(args, p, env={})
+    assert settings.extra_headers == {"HTTP-Referer": "https://a.example", "X-Title": "my app"}
