@@ -228,5 +228,6 @@ def gateway_for(upstream: FakeUpstream, upstream_format: str, **settings: Any
     settings.setdefault("api_key", "upstream-key")
     settings.setdefault("timeout", 10)
     url = upstream.url.removesuffix("/v1") if upstream_format == "gemini" else upstream.url
+    url = settings.pop("upstream_url", url)
     return running_gateway(Settings(upstream_url=url, upstream_format=upstream_format,
                                     **settings))

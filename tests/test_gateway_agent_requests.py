@@ -98,9 +98,14 @@ def test_strict_gateway_refuses_a_steering_field_and_says_how_to_get_past_it(
     message = answer.json()["error"]["message"]
     assert "'context_management'" in message and "without --strict" in message
     assert "strict=True" not in message and not fake.served
-    refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert refusals == ["request messages -> chat refused at context_management: chat: cannot "
-                        "carry request field 'context_management' (messages)"]
+    messages = [r.getMessage() for r in caplog.records]
+    assert [m for m in messages if "refused at" in m] == [
+        "request messages -> chat refused at context_management: chat: cannot carry request "
+        "field 'context_management' (messages)"]
+    (access,) = [m for m in messages if m.startswith("POST /v1/messages")]
+    assert access.endswith("status=400 ttfb=" + access.split("ttfb=")[1].split()[0]
+                           + " duration=" + access.split("duration=")[1].split()[0]
+                           + " tokens=- outcome=refused: context_management")
 
 
 @pytest.mark.parametrize(("body", "field"), [
@@ -127,15 +132,17 @@ def test_a_long_history_logs_its_drops_once(caplog: pytest.LogCaptureFixture) ->
         for i in range(12)]
     body = {"model": "m", "stream": True, "input": items, "prompt_cache_key": "k",
             "client_metadata": {"session_id": "s"}}
-    with FakeUpstream(lambda served: checked("chat", served)) as fake, \
-            gateway_for(fake, "chat") as url, \
-            caplog.at_level(logging.INFO, logger="translate.gateway"):
+    # the log level outlasts the gateway: a stream's access line is written as it ends
+    with caplog.at_level(logging.INFO, logger="translate.gateway"), \
+            FakeUpstream(lambda served: checked("chat", served)) as fake, \
+            gateway_for(fake, "chat") as url:
         answer = httpx.post(f"{url}/v1/responses", json=body, timeout=30,
                             headers={"authorization": "Bearer k"})
     assert answer.status_code == 200, answer.text
     lines = [r.getMessage() for r in caplog.records if "dropped" in r.getMessage()]
-    assert len(lines) == 1, lines
-    assert "bookkeeping x12" in lines[0] and "client_metadata" in lines[0]
+    assert len(lines) == 1, lines  # the request's access line
+    assert "dropped=" in lines[0] and "bookkeeping(12)" in lines[0] \
+        and "client_metadata" in lines[0]
     names = {loss.what for loss in convert_request(
         body, source="responses", target="chat").report.entries}
     assert {"bookkeeping", "client_metadata"} <= names

@@ -4,6 +4,7 @@ and every flag readable from its environment variable."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import socket
@@ -208,6 +209,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--strict": ("true", True),
     "--demo": ("chat-tools", "chat-tools"),
     "--log-level": ("debug", "debug"),
+    "--log-format": ("json", "json"),
 }
 
 
@@ -222,7 +224,8 @@ def test_every_flag_reads_its_environment_variable() -> None:
 
 
 @pytest.mark.parametrize(("name", "value"), [("PORT", "abc"), ("TIMEOUT", "soon"),
-                                             ("UPSTREAM_FORMAT", "soap"), ("LOG_LEVEL", "loud")])
+                                             ("UPSTREAM_FORMAT", "soap"), ("LOG_LEVEL", "loud"),
+                                             ("LOG_FORMAT", "xml")])
 def test_a_bad_variable_is_a_usage_error(name: str, value: str,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
@@ -240,3 +243,86 @@ def test_version_and_upstream_headers(capsys: pytest.CaptureFixture[str]) -> Non
                          "--upstream-header", "X-Title=my app"])
     settings = serve.settings_from_args(args, p, env={})
     assert settings.extra_headers == {"HTTP-Referer": "https://a.example", "X-Title": "my app"}
+
+
+def _chat_stream(text_pieces: int) -> bytes:
+    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
+
+    encoder = encoder_class("chat")()
+    events: list[Any] = [MessageStart(origin="chat", id="c1", model="up"),
+                         BlockStart(index=0, kind="text")]
+    events += [TextDelta(index=0, text=f"w{i} ") for i in range(text_pieces)]
+    events += [BlockEnd(index=0), Usage(input_tokens=11, output_tokens=text_pieces),
+               Stop(reason="end_turn")]
+    return b"".join(encoder.encode(e) for e in events) + encoder.end()
+
+
+def test_each_request_ends_in_one_access_line_naming_its_outcome(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """A streamed answer, a refused request, an upstream that breaks off mid-stream and a
+    client that goes away: one line each, written when the request ends, the outcome named."""
+    body = _chat_stream(20)
+    scripts = iter([Script(body=body, delay=0),  # complete
+                    Script(body=body, delay=0, cut_after=5),  # the upstream breaks off
+                    Script(body=body, delay=0.2)])  # slow: the client leaves first
+    messages = {"model": "claude-x", "max_tokens": 64, "stream": True,
+                "messages": [{"role": "user", "content": "hi"}]}
+    with caplog.at_level(logging.INFO, logger="translate.gateway"), \
+            FakeUpstream(lambda served: next(scripts)) as fake, \
+            gateway_for(fake, "chat", model_map=(("claude-*", "gpt-up"),),
+                        client_keys=(("alice", "ka"),)) as url:
+        headers = {"x-api-key": "ka", "anthropic-version": "2023-06-01"}
+        complete = httpx.post(url + "/v1/messages", json=messages, headers=headers, timeout=10)
+        refused = httpx.post(url + "/v1/messages", headers=headers, timeout=10,
+                             json={**messages, "logprobs": True})
+        broken = httpx.post(url + "/v1/messages", json=messages, headers=headers, timeout=10)
+        with httpx.stream("POST", url + "/v1/messages", json=messages, headers=headers,
+                          timeout=10) as leaving:
+            next(leaving.iter_bytes())
+        deadline = time.monotonic() + 5
+        while len(_access_lines(caplog)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    assert (complete.status_code, refused.status_code, broken.status_code) == (200, 400, 200)
+    lines = _access_lines(caplog)
+    assert len(lines) == 4, lines
+    first, second, third, fourth = lines  # in the order the requests ended
+    assert " messages->chat key=alice model=claude-x->gpt-up status=200 " in first
+    assert "tokens=11/20 outcome=complete" in first
+    assert "status=400" in second and "outcome=refused: logprobs" in second
+    assert "outcome=truncated" in third
+    assert "outcome=client_disconnected" in fourth
+    assert not any("ka" in m.split("key=")[1].split()[0] for m in lines if "key=" in m)
+
+
+def _access_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [r.getMessage() for r in caplog.records if r.name == "translate.gateway.access"]
+
+
+def test_json_log_format_carries_the_access_fields() -> None:
+    import json as jsonlib
+
+    from translate.gateway.access import Access, JSONFormatter
+
+    access = Access("POST", "/v1/messages", "messages", "chat", key="alice", model="a",
+                    upstream_model="b", status=200, input_tokens=3, output_tokens=4)
+    fields = access.fields()
+    record = logging.LogRecord("translate.gateway.access", logging.INFO, __file__, 1,
+                               access.line(fields), None, None)
+    record.access = fields
+    out = jsonlib.loads(JSONFormatter().format(record))
+    assert {k: out[k] for k in ("client", "upstream", "key", "model", "upstream_model",
+                                "status", "input_tokens", "output_tokens", "outcome")} == {
+        "client": "messages", "upstream": "chat", "key": "alice", "model": "a",
+        "upstream_model": "b", "status": 200, "input_tokens": 3, "output_tokens": 4,
+        "outcome": "complete"}
+    assert out["message"].startswith("POST /v1/messages messages->chat key=alice model=a->b")
+
+
+def test_an_upstream_404_on_an_unversioned_url_says_to_check_it(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="translate.gateway"), \
+            FakeUpstream(lambda served: Script.json({"error": "no"}, status=404)) as fake, \
+            gateway_for(fake, "chat", upstream_url=fake.url.removesuffix("/v1")) as url:
+        answer = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10)
+    assert answer.status_code == 404
+    assert any("check --upstream-url" in r.getMessage() for r in caplog.records)

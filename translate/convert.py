@@ -44,7 +44,8 @@ class Decoding:
     the same events and the same `outcome`.
     """
 
-    __slots__ = ("_done", "decoder", "input_error", "on_error", "outcome", "upstream_error")
+    __slots__ = ("_done", "decoder", "input_error", "on_error", "outcome", "upstream_error",
+                 "usage")
 
     def __init__(self, decoder: Decoder, on_error: OnError = "raise") -> None:
         if on_error not in ("raise", "emit"):
@@ -58,6 +59,9 @@ class Decoding:
         it cannot be written any more (the client already has its answer), only reported."""
         self.upstream_error: BaseException | None = None
         """The exception the upstream raised, when `abort()` was given one."""
+        self.usage: Usage | None = None
+        """The last `Usage` of the batch that held the terminal event (every decoder gives
+        its final usage there: just before its `Stop`, or just after it in the same batch)."""
         self.input_error: DecodeError | EncodeError | None = None
         """The bad input (or the value the target cannot carry) that emit mode turned into the
         stream's error; raise mode raises it."""
@@ -116,11 +120,13 @@ class Decoding:
         return self._done
 
     def _end_with(self, events: list[Event]) -> None:
-        """Record the first terminal event of `events`, if any, as the `outcome`."""
+        """Record the first terminal event of `events`, if any, as the `outcome`, and the
+        batch's last `Usage`."""
         for event in events:
-            if type(event) is Stop or type(event) is Error:
+            if type(event) is Usage:
+                self.usage = event
+            elif self.outcome is None and (type(event) is Stop or type(event) is Error):
                 self.outcome = event
-                return
 
     def _bad_input(self, exc: DecodeError) -> list[Event]:
         """Raise (what decoded cleanly before the failure is `exc.events`), or deliver those
@@ -271,6 +277,64 @@ class Converter:
         """What the conversion could not carry, in order of first occurrence."""
         return self.report.entries
 
+    def stream(self, chunks: Iterable[bytes]) -> Generator[bytes, None, None]:
+        """Convert `chunks` to the end (`convert`): each piece of output as soon as its input
+        is in; an exception from `chunks` is re-raised after the target's closing bytes."""
+        upstream = iter(chunks)
+        try:
+            while True:
+                try:
+                    chunk = next(upstream)
+                except StopIteration:
+                    break
+                except Exception as exc:  # the upstream failed: end the target, then re-raise
+                    yield self.abort(exc)
+                    raise
+                out = self.feed(chunk)
+                if out:
+                    yield out
+                if self.input_done:  # bad input in emit mode: stop reading the upstream
+                    break
+            out = self.end()
+            if out:
+                yield out
+        finally:
+            close = getattr(upstream, "close", None)
+            if close is not None:
+                close()
+
+    async def astream(self, chunks: AsyncIterable[bytes]) -> AsyncGenerator[bytes, None]:
+        """The async twin of `stream` (`aconvert`); closes `chunks` (`aclose()`) when the
+        consumer stops early or is cancelled."""
+        upstream = aiter(chunks)
+        try:
+            while True:
+                try:
+                    chunk = await anext(upstream)
+                except StopAsyncIteration:
+                    break
+                except Exception as exc:  # the upstream failed: end the target, then re-raise
+                    yield self.abort(exc)
+                    raise
+                out = self.feed(chunk)
+                if out:
+                    yield out
+                if self.input_done:  # bad input in emit mode: stop reading the upstream
+                    break
+            out = self.end()
+            if out:
+                yield out
+        finally:
+            aclose = getattr(upstream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    @property
+    def usage(self) -> Usage | None:
+        """The stream's last `Usage` up to its terminal event (None when the source said
+        none, or before the end)."""
+        return self.decoding.usage
+
     def _encode(self, events: list[Event]) -> bytes:
         """`events` in the target format; a value the target refuses (emit mode) ends the
         stream there with the target's error (`Decoding.unrepresentable`)."""
@@ -328,61 +392,20 @@ def convert(chunks: Iterable[bytes], *, source: Format, target: Format,
 
     An exception from `chunks` itself is re-raised after the target's closing bytes (a
     truncation error and the trailer) have been yielded: the client stream ends well-formed
-    and the caller still sees what went wrong."""
-    converter = Converter(source, target, on_error=on_error, report=report, **options)
-    upstream = iter(chunks)
-    try:
-        while True:
-            try:
-                chunk = next(upstream)
-            except StopIteration:
-                break
-            except Exception as exc:  # the upstream failed: end the target, then re-raise
-                yield converter.abort(exc)
-                raise
-            out = converter.feed(chunk)
-            if out:
-                yield out
-            if converter.input_done:  # bad input in emit mode: stop reading the upstream
-                break
-        out = converter.end()
-        if out:
-            yield out
-    finally:
-        close = getattr(upstream, "close", None)
-        if close is not None:
-            close()
+    and the caller still sees what went wrong. (`Converter.stream`; build the `Converter`
+    yourself to read its `outcome` and `usage` afterwards.)"""
+    return Converter(source, target, on_error=on_error, report=report, **options).stream(chunks)
 
 
-async def aconvert(chunks: AsyncIterable[bytes], *, source: Format, target: Format,
-                   on_error: OnError = "raise", report: LossReport | None = None,
-                   **options: Any) -> AsyncGenerator[bytes, None]:
-    """The async twin of `convert`. Runs on asyncio and trio (it needs only `async for`), and
-    closes its upstream (`aclose()`) when the consumer stops early or is cancelled. An
-    exception from `chunks` is re-raised after the closing bytes, as in `convert`."""
-    converter = Converter(source, target, on_error=on_error, report=report, **options)
-    upstream = aiter(chunks)
-    try:
-        while True:
-            try:
-                chunk = await anext(upstream)
-            except StopAsyncIteration:
-                break
-            except Exception as exc:  # the upstream failed: end the target, then re-raise
-                yield converter.abort(exc)
-                raise
-            out = converter.feed(chunk)
-            if out:
-                yield out
-            if converter.input_done:  # bad input in emit mode: stop reading the upstream
-                break
-        out = converter.end()
-        if out:
-            yield out
-    finally:
-        aclose = getattr(upstream, "aclose", None)
-        if aclose is not None:
-            await aclose()
+def aconvert(chunks: AsyncIterable[bytes], *, source: Format, target: Format,
+             on_error: OnError = "raise", report: LossReport | None = None,
+             **options: Any) -> AsyncGenerator[bytes, None]:
+    """The async twin of `convert` (`Converter.astream`). Runs on asyncio and trio (it needs
+    only `async for`), and closes its upstream (`aclose()`) when the consumer stops early or
+    is cancelled. An exception from `chunks` is re-raised after the closing bytes, as in
+    `convert`."""
+    return Converter(source, target, on_error=on_error, report=report, **options).astream(
+        chunks)
 
 
 def decode(chunks: Iterable[bytes], *, source: Format, **options: Any) -> Iterator[Event]:

@@ -170,7 +170,7 @@ class Cell:
     detail: str = ""
 
 
-DROPPED = re.compile(r"dropped or changed: (.*)$")
+DROPPED = re.compile(r" dropped=(\S+)")
 REFUSED = re.compile(r"refused at (.*)$")
 
 
@@ -209,7 +209,7 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
     shown = all(w in done_text(output) for w in words)
     dropped = sorted({name for line in gateway_log.splitlines()
                       if (m := DROPPED.search(line))
-                      for name in re.sub(r" x\d+", "", m[1]).split(", ")})
+                      for name in re.sub(r"\(\d+\)", "", m[1]).split(",")})
     refused = [m[1] for line in gateway_log.splitlines() if (m := REFUSED.search(line))]
     detail = ""
     if not (looped and shown):

@@ -17,7 +17,7 @@ google-genai never asks for) is refused with a 400 saying so.
 Per request: check the client's key (when one is configured); translate the request body from
 the client's format to the upstream's (`translate.request.convert_request`; the model name
 mapped first); send it with the upstream's auth; answer an upstream error status with the
-client's own (`translate.convert_error`); then either relay the stream (`translate.aconvert`,
+client's own (`translate.convert_error`); then either relay the stream (`Converter.astream`,
 emit mode, so bad upstream bytes and a broken connection end the client's stream with its own
 error event) or convert the final object (`translate.convert_object`) for `stream: false`.
 A client of the upstream's own format gets the upstream's request body and final objects
@@ -34,6 +34,7 @@ import contextlib
 import dataclasses
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from typing import Any, NoReturn
 
@@ -48,12 +49,13 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from ..collect import convert_object
-from ..convert import aconvert
+from ..convert import Converter
 from ..errors import RequestError, TranslateError, UpstreamError
-from ..events import ErrorKind
+from ..events import Error, ErrorKind
 from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestConversion, RequestFormat, convert_request
+from .access import Access, tokens_of
 from .auth import client_name, upstream_headers
 from .guard import refusal
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
@@ -70,9 +72,11 @@ Handler = Callable[[Request], Awaitable[Response | EventStream]]
 class _Answer(Exception):
     """Stop handling a request and answer with this error (raised inside the handlers)."""
 
-    def __init__(self, error: HTTPError) -> None:
+    def __init__(self, error: HTTPError, outcome: str | None = None) -> None:
         super().__init__(error.message)
         self.error = error
+        self.outcome = outcome
+        """The access log's outcome (`access.Access`); None: a refusal of the request."""
 
 
 def _json_error(error: HTTPError) -> JSONResponse:
@@ -85,8 +89,8 @@ def _too_large(target: RequestFormat, limit: int) -> _Answer:
 
 
 def _refuse(target: RequestFormat, kind: ErrorKind, message: str,
-            status: int | None = None) -> _Answer:
-    return _Answer(error_for(target, kind, message, status=status))
+            status: int | None = None, outcome: str | None = None) -> _Answer:
+    return _Answer(error_for(target, kind, message, status=status), outcome)
 
 
 class _Endpoint:
@@ -122,14 +126,15 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         except httpx.PoolTimeout:
             log.warning("no free upstream connection within %ss", settings.pool_timeout)
             raise _refuse(target, "overloaded", "the gateway has no free upstream connection; "
-                          "try again later") from None
+                          "try again later", outcome="overloaded") from None
         except httpx.TimeoutException as exc:
             log.warning("upstream timed out: %s: %s", type(exc).__name__, exc)
-            raise _refuse(target, "timeout", "the upstream did not answer in time") from None
+            raise _refuse(target, "timeout", "the upstream did not answer in time",
+                          outcome="upstream_error") from None
         except httpx.HTTPError as exc:
             log.warning("upstream unreachable: %s: %s", type(exc).__name__, exc)
             raise _refuse(target, "api_error", "the upstream could not be reached",
-                          status=502) from None
+                          status=502, outcome="upstream_error") from None
 
     async def check_status(target: RequestFormat, response: httpx.Response) -> None:
         """An upstream error status, in the client's format (the response is then closed)."""
@@ -146,11 +151,15 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         if status < 400:  # a redirect we do not follow: the upstream URL is wrong
             log.warning("upstream answered HTTP %d (redirects are not followed)", status)
             raise _refuse(target, "api_error", f"the upstream answered HTTP {status}",
-                          status=502)
+                          status=502, outcome="upstream_error")
         error = convert_error(status, raw, response.headers, source=source, target=target)
-        log.info("upstream HTTP %d -> client HTTP %d (%s): %s", status, error.status,
-                 error.kind, error.message)
-        raise _Answer(error)
+        hint = ""
+        if status == 404 and not _VERSIONED.search(settings.base_url):
+            hint = (" (the upstream URL has no version path such as /v1: check "
+                    "--upstream-url)")
+        log.info("upstream HTTP %d -> client HTTP %d (%s): %s%s", status, error.status,
+                 error.kind, error.message, hint)
+        raise _Answer(error, "upstream_error")
 
     def guarded(client: RequestFormat | Callable[[Request], RequestFormat],
                 handler: Handler) -> _Endpoint:
@@ -160,24 +169,37 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
         async def answer(request: Request) -> Response | EventStream:
             target = client if isinstance(client, str) else client(request)
+            access = request.state.access = Access(request.method, request.url.path, target,
+                                                   source)
             try:
                 refused = refusal(settings, request.method, request.headers)
                 if refused is not None:  # what a web page could send (`guard`)
                     kind, status, message = refused
                     log.warning("refused %s %s: %s", request.method, request.url.path, message)
+                    access.refused(_GUARDS[status])
                     raise _refuse(target, kind, message, status=status)
                 name = client_name(settings, request.headers, request.query_params)
                 if name is None:
+                    access.refused("auth")
                     raise _refuse(target, "authentication", "invalid or missing API key for "
                                   "this gateway")
-                request.state.client_name = name
-                return await handler(request)
+                access.key = name
+                response = await handler(request)
             except _Answer as answer:
-                return _json_error(answer.error)
+                if answer.outcome is not None:
+                    access.outcome = answer.outcome
+                else:
+                    access.refused("request")
+                response = _json_error(answer.error)
             except Exception:
                 log.exception("the gateway failed on %s %s", request.method, request.url.path)
-                return _json_error(error_for(target, "api_error",
-                                             "the gateway failed to handle the request"))
+                access.outcome = "error"
+                response = _json_error(error_for(target, "api_error",
+                                                 "the gateway failed to handle the request"))
+            if not isinstance(response, EventStream):  # a stream's is written at its end
+                access.status = response.status_code
+                access.write()
+            return response
 
         return _Endpoint(answer)
 
@@ -188,10 +210,15 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             if target == "gemini":  # the model and the method are in the path
                 url_model, url_stream = _gemini_call(request)
                 url_model = settings.upstream_model(url_model)
+            access: Access = request.state.access
+            if url_model is not None:
+                access.model, access.upstream_model = request.path_params["call"].rpartition(
+                    ":")[0], url_model
             body = await _read_json(request, target, settings.max_body_bytes)
             model = body.get("model")
             if isinstance(model, str) and target != "gemini":
                 body = {**body, "model": settings.upstream_model(model)}
+                access.model, access.upstream_model = model, body["model"]
             if target == source:
                 upstream_body = body
                 streaming = url_stream if url_stream is not None else body.get("stream") is True
@@ -203,6 +230,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                 upstream_body, streaming, up_model = (conversion.body, conversion.stream,
                                                       conversion.model)
             dropped = _dropped_header(conversion)
+            if conversion is not None:
+                access.dropped = _dropped_names(conversion)
             try:
                 if source == "gemini" and not up_model:
                     raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
@@ -228,19 +257,23 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                 options["client_tools"] = dict(conversion.client_tools)
             if not streaming:
                 return await _final_object(upstream, source, target, ids, options,
-                                           settings.max_body_bytes)
+                                           settings.max_body_bytes, access)
             if target == "chat":
                 usage = (body.get("stream_options") or {}).get("include_usage") is True
                 options["include_usage"] = usage
             losses = LossReport()
             # Also between equal formats: the converter is what ends a broken or garbled
             # stream with the client's own error event instead of a clean-looking end.
-            chunks = aconvert(body_chunks(upstream), source=source, target=target,
-                              on_error="emit", report=losses, **options)
-            return EventStream(chunks, keepalive=settings.keepalive_interval,
+            converter = Converter(source, target, on_error="emit", report=losses, **options)
+
+            def done(stream: EventStream) -> None:
+                _log_losses(source, target, losses)
+                _stream_outcome(access, converter, stream)
+
+            return EventStream(converter.astream(body_chunks(upstream)),
+                               keepalive=settings.keepalive_interval,
                                keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
-                               else KEEPALIVE, headers=ids,
-                               on_done=lambda: _log_losses(source, target, losses))
+                               else KEEPALIVE, headers=ids, on_done=done)
 
         return handle
 
@@ -400,16 +433,43 @@ def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFor
         log.info("request %s -> %s refused at %s: %s", client, upstream, exc.field or "body",
                  exc.reason)
         raise _refuse(client, "invalid_request",
-                      exc.reason + GATEWAY_REMEDIES.get(exc.remedy or "", "")) from None
+                      exc.reason + GATEWAY_REMEDIES.get(exc.remedy or "", ""),
+                      outcome=f"refused: {exc.field or 'body'}") from None
     except TranslateError as exc:
-        raise _refuse(client, "invalid_request", exc.message) from None
-    if conversion.report:  # one line a request, however long its history
-        counts: dict[str, int] = {}
-        for loss in conversion.report.entries:
-            counts[loss.what] = counts.get(loss.what, 0) + loss.count
-        log.info("request %s -> %s dropped or changed: %s", client, upstream, ", ".join(
-            what if n == 1 else f"{what} x{n}" for what, n in counts.items()))
+        raise _refuse(client, "invalid_request", exc.message, outcome="refused: body") from None
     return conversion
+
+
+def _dropped_names(conversion: RequestConversion) -> str:
+    """What request translation dropped or changed, for the access line: each name once,
+    `name(N)` for N of them (a 12-item history's `bookkeeping(12)`)."""
+    counts: dict[str, int] = {}
+    for loss in conversion.report.entries:
+        counts[loss.what] = counts.get(loss.what, 0) + loss.count
+    return ",".join(what if n == 1 else f"{what}({n})" for what, n in counts.items())
+
+
+def _stream_outcome(access: Access, converter: Converter, stream: EventStream) -> None:
+    """How a relayed stream ended, for its access line."""
+    access.status, access.first_byte = 200, stream.first_byte
+    usage = converter.usage
+    if usage is not None:
+        access.input_tokens, access.output_tokens = usage.input_tokens, usage.output_tokens
+    outcome = converter.outcome
+    if stream.disconnected:
+        access.outcome = "client_disconnected"
+    elif type(outcome) is Error:
+        access.outcome = "truncated" if outcome.kind == "truncated" else (
+            "bad_upstream" if outcome.kind == "bad_input" else "upstream_error")
+    elif outcome is None:
+        access.outcome = "truncated"
+    access.write()
+
+
+_GUARDS = {403: "origin", 421: "host", 415: "content-type"}
+"""The access log's name of each `guard` refusal, by its status."""
+
+_VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*(?:/|$)")
 
 
 GATEWAY_REMEDIES: dict[str, str] = {
@@ -422,8 +482,8 @@ the library's own wording names its keyword arguments, which a gateway user cann
 
 
 async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,
-                        headers: dict[str, str], options: dict[str, Any], limit: int
-                        ) -> Response:
+                        headers: dict[str, str], options: dict[str, Any], limit: int,
+                        access: Access) -> Response:
     """`stream: false`: the upstream's final object as the client's."""
     try:
         raw = await _read_capped(upstream, limit, target)
@@ -451,6 +511,7 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
         raise _refuse(target, "bad_input", f"the upstream's answer could not be converted: "
                       f"{exc.message}") from None
     _log_losses(source, target, losses)
+    access.input_tokens, access.output_tokens = tokens_of(source, obj)
     return JSONResponse(out, headers=headers)
 
 

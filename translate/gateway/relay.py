@@ -73,7 +73,7 @@ class EventStream:
     def __init__(self, chunks: AsyncIterator[bytes], *, keepalive: float | None,
                  keepalive_bytes: bytes = KEEPALIVE,
                  headers: Mapping[str, str] | None = None,
-                 on_done: Callable[[], None] | None = None) -> None:
+                 on_done: Callable[[EventStream], None] | None = None) -> None:
         self.chunks = chunks
         self.keepalive = keepalive
         self.keepalive_bytes = keepalive_bytes  # BLANK_KEEPALIVE for a gemini client
@@ -81,6 +81,13 @@ class EventStream:
                         "cache-control": "no-cache", "x-accel-buffering": "no",
                         **(headers or {})}
         self.on_done = on_done
+        """Called with the stream once it has ended, however it ended."""
+        self.first_byte: float | None = None
+        """When the first event reached the client (`time.monotonic`), or None."""
+        self.disconnected = False
+        """Whether the client went away before the end."""
+        self.complete = False
+        """Whether the whole stream was handed to the server."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -89,25 +96,36 @@ class EventStream:
         writer = _Writer(send)
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(_watch_disconnect, receive, group.cancel_scope)
+                group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
                 if self.keepalive:
                     group.start_soon(_keep_alive, writer, self.keepalive,
                                      self.keepalive_bytes)
                 await self._relay(writer)
                 async with writer.lock:
+                    self.complete = True  # a disconnect from here on is the normal end
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
                 group.cancel_scope.cancel()  # the watcher and the timer
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers raise)
-            pass
+            self.disconnected = not self.complete
         finally:
             if self.on_done is not None:
-                self.on_done()
+                self.on_done(self)
+
+    async def _watch_disconnect(self, receive: Receive, scope: Any) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                self.disconnected = not self.complete
+                scope.cancel()
+                return
 
     async def _relay(self, writer: _Writer) -> None:
         chunks = self.chunks
         try:
             async for chunk in chunks:
                 if chunk:
+                    if self.first_byte is None:
+                        self.first_byte = time.monotonic()
                     await writer.write(chunk)
         except UpstreamBroke:
             pass  # logged where it happened; the converter already wrote the truncation
@@ -123,11 +141,3 @@ async def _keep_alive(writer: _Writer, interval: float, message: bytes) -> None:
         await anyio.sleep(max(0.0, writer.last + interval - time.monotonic()))
         if time.monotonic() - writer.last >= interval and writer.at_boundary:
             await writer.write(message, keepalive=True)
-
-
-async def _watch_disconnect(receive: Receive, scope: Any) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return

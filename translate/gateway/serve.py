@@ -19,6 +19,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from .. import __version__
+from .access import JSONFormatter
 from .guard import is_loopback
 from .redact import install_redaction
 from .settings import CLIENT_FORMATS, Settings
@@ -114,6 +115,10 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
     levels = ("debug", "info", "warning", "error")
     p.add_argument("--log-level", default=default("log-level", "info"), type=_one_of(levels),
                    metavar="{" + ",".join(levels) + "}")
+    p.add_argument("--log-format", default=default("log-format", "text"),
+                   type=_one_of(("text", "json")), metavar="{text,json}",
+                   help="text lines, or one JSON object a line for log shippers (the access "
+                   "line's fields as keys)")
     return p
 
 
@@ -236,10 +241,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.upstream_format not in CLIENT_FORMATS:
             p.error(f"--demo needs a chat, responses or messages example, not {args.demo!r}")
         transport = demo_transport(args.demo)
-    logging.basicConfig(level=args.log_level.upper(),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(JSONFormatter() if args.log_format == "json" else logging.Formatter(
+        "%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
     install_redaction()
     logging.getLogger("translate.gateway").warning(startup_line(settings, args))
+    # log_config=None: uvicorn's records go through the handler above (one format, redacted)
     uvicorn.run(create_app(settings, transport=transport), host=args.host, port=args.port,
-                log_level=args.log_level, timeout_graceful_shutdown=5)
+                log_level=args.log_level, log_config=None, timeout_graceful_shutdown=5)
     return 0

@@ -1,0 +1,118 @@
+"""One log line per request, written when the request ends (the access log an operator reads).
+
+    POST /v1/messages messages->chat key=alice model=claude-sonnet-4-5->gpt-4.1 status=200
+    ttfb=0.412s duration=3.020s tokens=1200/88 outcome=complete dropped=context_management
+
+`outcome` says how it ended: `complete`; `upstream_error` (an error status, an error in the
+stream, or no connection); `truncated` (the upstream broke off mid-stream); `client_disconnected`;
+`bad_upstream` (bytes that are not the upstream's format); `refused: FIELD` (request
+translation), `refused: auth`, `refused: origin`, `refused: host`, `refused: content-type`,
+`refused: request` (not JSON, too large, no such route), `refused: body`; `overloaded`; `error`
+(a gateway failure, logged with its traceback). `dropped` lists what request translation dropped
+or changed (the `x-stream-translate-dropped` names, `name(N)` for N of them). Never a key, a
+prompt or the query string. With `serve --log-format json` the same fields are a JSON object
+(`JSONFormatter`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+__all__ = ["Access", "JSONFormatter", "tokens_of"]
+
+log = logging.getLogger("translate.gateway.access")
+
+
+@dataclass
+class Access:
+    """What one request did; `write` logs it once."""
+
+    method: str
+    path: str
+    client: str
+    """The client's format."""
+    upstream: str
+    """The upstream's format."""
+    key: str = "-"
+    """The name of the client key presented (`-`: the gateway asks for none)."""
+    model: str | None = None
+    upstream_model: str | None = None
+    status: int = 0
+    outcome: str = "complete"
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    dropped: str = ""
+    started: float = field(default_factory=time.monotonic, repr=False)
+    first_byte: float | None = field(default=None, repr=False)
+    done: bool = field(default=False, repr=False)
+
+    def refused(self, why: str) -> None:
+        """The request was refused (`refused: why`), unless an outcome was already set."""
+        if self.outcome == "complete":
+            self.outcome = f"refused: {why}"
+
+    def fields(self) -> dict[str, Any]:
+        now = time.monotonic()
+        out = asdict(self)
+        for name in ("started", "first_byte", "done"):
+            out.pop(name)
+        out["ttfb"] = round((self.first_byte or now) - self.started, 4)
+        out["duration"] = round(now - self.started, 4)
+        return out
+
+    def line(self, fields: dict[str, Any]) -> str:
+        model = fields["model"] or "-"
+        if fields["upstream_model"] and fields["upstream_model"] != fields["model"]:
+            model += f"->{fields['upstream_model']}"
+        tokens = "-" if fields["input_tokens"] is None and fields["output_tokens"] is None \
+            else f"{_n(fields['input_tokens'])}/{_n(fields['output_tokens'])}"
+        return (f"{self.method} {self.path} {self.client}->{self.upstream} key={self.key} "
+                f"model={model} status={self.status} ttfb={fields['ttfb']:.3f}s "
+                f"duration={fields['duration']:.3f}s tokens={tokens} outcome={self.outcome}"
+                + (f" dropped={self.dropped}" if self.dropped else ""))
+
+    def write(self) -> None:
+        """Log the line (once, however often it is called)."""
+        if self.done:
+            return
+        self.done = True
+        fields = self.fields()
+        log.info(self.line(fields), extra={"access": fields})
+
+
+def _n(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+_USAGE = {"chat": "usage", "responses": "usage", "messages": "usage", "gemini": "usageMetadata"}
+
+
+def tokens_of(format: str, obj: Any) -> tuple[int | None, int | None]:
+    """(input, output) tokens of a final object of `format`, (None, None) when it says none."""
+    from importlib import import_module
+
+    usage = obj.get(_USAGE.get(format, "usage")) if isinstance(obj, dict) else None
+    if not isinstance(usage, dict):
+        return None, None
+    try:
+        ir = import_module(f"translate.formats.{format}.wire").usage_to_ir(usage)
+    except Exception:  # a malformed usage object is the answer's problem, not the log's
+        return None, None
+    return ir.input_tokens, ir.output_tokens
+
+
+class JSONFormatter(logging.Formatter):
+    """A log record as one JSON object: time, level, logger, message, and an access record's
+    fields (`serve --log-format json`, for log shippers)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {"time": self.formatTime(record), "level": record.levelname,
+                               "logger": record.name, "message": record.getMessage()}
+        out.update(getattr(record, "access", None) or {})
+        if record.exc_info:
+            out["traceback"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False)
