@@ -27,6 +27,7 @@ from tests.differences import DIFFERENCES, SDK_CANNOT_READ  # noqa: E402
 from translate.events import ErrorKind, StopReason, Usage  # noqa: E402
 from translate.formats._openai import OPENAI_ERRORS  # noqa: E402
 from translate.formats.chat import wire as chat  # noqa: E402
+from translate.formats.gemini import wire as gemini  # noqa: E402
 from translate.formats.images import wire as images  # noqa: E402
 from translate.formats.messages import wire as messages  # noqa: E402
 from translate.formats.responses import wire as responses  # noqa: E402
@@ -169,13 +170,17 @@ def _usage_table() -> str:
     sample = Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=700,
                    cache_write_tokens=200, reasoning_tokens=20, total_tokens=1050)
     wire = {"chat": chat.usage_from_ir(sample), "responses": responses.usage_from_ir(sample),
-            "messages": messages.usage_from_ir(sample),
+            "messages": messages.usage_from_ir(sample), "gemini": gemini.usage_from_ir(sample),
             "images": images.usage_from_ir(sample, False)[0]}
     lines = ["## Usage", "",
              "The IR uses OpenAI's semantics: `input_tokens` includes cache reads and writes, "
-             "`output_tokens` includes reasoning. Anthropic input is "
-             "`input_tokens + cache_read_input_tokens + cache_creation_input_tokens`. For the "
-             "IR usage", "",
+             "`output_tokens` includes reasoning. Where a format bills input in more than "
+             "one field, the IR's input is their sum, so no target loses any of it (a "
+             "target with a total keeps the source's): Anthropic input is "
+             "`input_tokens + cache_read_input_tokens + cache_creation_input_tokens`; Gemini "
+             "input is `promptTokenCount + toolUsePromptTokenCount` (the prompt of "
+             "server-side tools; `promptTokenCount` already counts `cachedContentTokenCount`) "
+             "and output `candidatesTokenCount + thoughtsTokenCount`. For the IR usage", "",
              "```json", json.dumps({"input_tokens": 1000, "output_tokens": 50,
                                     "cache_read_tokens": 700, "cache_write_tokens": 200,
                                     "reasoning_tokens": 20, "total_tokens": 1050}), "```", "",

@@ -548,3 +548,27 @@ def test_the_cumulative_usage_of_every_chunk_is_one_usage_before_the_end() -> No
         decoder.feed(sse(*growing) + b"data: {nope\r\n\r\n")
     assert [(e.input_tokens, e.output_tokens) for e in info.value.events
             if isinstance(e, Usage)] == [(7, 3)]
+
+
+@pytest.mark.parametrize("target", ["chat", "responses", "messages", "gemini"])
+def test_tool_use_prompt_tokens_are_input_in_every_target(target: str) -> None:
+    """Gemini bills a server-side tool's prompt as input (`toolUsePromptTokenCount`, counted in
+    `totalTokenCount`): the IR's input is prompt + tool use, so a Messages client, which has no
+    total, still sees every input token (it saw 17 of this stream's 17 + 102 before)."""
+    import translate
+
+    body = (FIXTURES / "web_search_grounding.sse").read_bytes()
+    last = [json.loads(line[6:]) for line in body.decode().splitlines()
+            if line.startswith("data: ")][-1]["usageMetadata"]
+    prompt, tool_use = last["promptTokenCount"], last["toolUsePromptTokenCount"]
+    usage = [e for e in translate.decode([body], source="gemini") if isinstance(e, Usage)][-1]
+    assert usage.input_tokens == prompt + tool_use
+    assert usage.total_tokens == last["totalTokenCount"]
+    assert usage.input_tokens + usage.output_tokens == usage.total_tokens
+    out = translate.collect([body], source="gemini", target=target)  # type: ignore[arg-type]
+    seen = {"chat": lambda o: o["usage"]["prompt_tokens"],
+            "responses": lambda o: o["usage"]["input_tokens"],
+            "messages": lambda o: o["usage"]["input_tokens"],
+            "gemini": lambda o: o["usageMetadata"]["promptTokenCount"]
+            + o["usageMetadata"].get("toolUsePromptTokenCount", 0)}[target](out)
+    assert seen == prompt + tool_use

@@ -108,8 +108,11 @@ def _usage(usage: types.GenerateContentResponseUsageMetadata) -> dict[str, int |
     if usage.prompt_token_count is None and usage.candidates_token_count is None:
         return {}
     thoughts = usage.thoughts_token_count
+    prompt = usage.prompt_token_count
+    if usage.tool_use_prompt_token_count is not None:  # billed input too (spec §3, gemini)
+        prompt = (prompt or 0) + usage.tool_use_prompt_token_count
     return {
-        "input": usage.prompt_token_count,
+        "input": prompt,
         "output": (usage.candidates_token_count or 0) + (thoughts or 0),
         "cache_read": usage.cached_content_token_count,
         "cache_write": None,

@@ -5,12 +5,15 @@ usage arithmetic and the synthesised tool call ids. It knows nothing about SSE o
 chunks; `decode.py` and `encode.py` do. Payloads stay plain dicts on the hot path (one
 `from_json` per chunk in, one `to_json` per chunk out); the TypedDicts document their shape.
 
-Usage (spec/mapping.md §3 in Gemini's terms): `promptTokenCount` already counts
-`cachedContentTokenCount`, so it is the IR's `input_tokens` as it stands and the cached part is
-`cache_read_tokens`. Output is split in two: `candidatesTokenCount` (the answer) and
-`thoughtsTokenCount` (thinking), so the IR's `output_tokens` is their sum and `reasoning_tokens`
-the thoughts. `toolUsePromptTokenCount` (the prompt of server-side tools) and the per-modality
-details stay in `Usage.raw`.
+Usage (spec/mapping.md §3 in Gemini's terms): input is billed in two fields,
+`promptTokenCount` (which already counts `cachedContentTokenCount`) and
+`toolUsePromptTokenCount` (the prompt of server-side tools: search, URL context, code
+execution, file search), and `totalTokenCount` counts both; so the IR's `input_tokens` is
+their sum, and the cached part is `cache_read_tokens`. Output is split in two:
+`candidatesTokenCount` (the answer) and `thoughtsTokenCount` (thinking), so the IR's
+`output_tokens` is their sum and `reasoning_tokens` the thoughts. A gemini target of a gemini
+source writes the source's `usageMetadata` as it came (`Usage.raw`), both input fields and the
+per-modality details included; another source's input is all `promptTokenCount`.
 """
 
 from __future__ import annotations
@@ -184,8 +187,12 @@ def usage_to_ir(raw: dict[str, Any]) -> Usage:
     output = None
     if answer is not None or thoughts is not None:
         output = (answer or 0) + (thoughts or 0)
+    prompt = count(raw, "promptTokenCount", "usageMetadata")
+    tool_use = count(raw, "toolUsePromptTokenCount", "usageMetadata")
+    if tool_use is not None:  # billed as input, and in the total: never left out of input
+        prompt = (prompt or 0) + tool_use
     return Usage(
-        input_tokens=count(raw, "promptTokenCount", "usageMetadata"),
+        input_tokens=prompt,
         output_tokens=output,
         cache_read_tokens=count(raw, "cachedContentTokenCount", "usageMetadata"),
         reasoning_tokens=thoughts,
