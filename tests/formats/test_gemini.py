@@ -572,3 +572,32 @@ def test_tool_use_prompt_tokens_are_input_in_every_target(target: str) -> None:
             "gemini": lambda o: o["usageMetadata"]["promptTokenCount"]
             + o["usageMetadata"].get("toolUsePromptTokenCount", 0)}[target](out)
     assert seen == prompt + tool_use
+
+
+def test_a_signature_on_an_image_part_goes_back_on_the_image() -> None:
+    """Image models (gemini-3-pro-image-preview) sign their `inlineData` parts, and multi-turn
+    image editing must send the signature back: gemini -> gemini keeps it on the image part;
+    another target, which cannot carry a Gemini proof, names it in the report."""
+    import translate
+
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAAB"
+           "JRU5ErkJggg==")
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [
+        {"text": "Here it is."},
+        {"inlineData": {"mimeType": "image/png", "data": png},
+         "thoughtSignature": "c2lnLWltZw=="}]},
+        "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1290,
+                          "totalTokenCount": 1295},
+        "modelVersion": "gemini-3-pro-image-preview", "responseId": "r1"}
+    body = b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n"
+    out = b"".join(translate.convert([body], source="gemini", target="gemini"))
+    parts = [p for line in out.decode().splitlines() if line.startswith("data: ")
+             for c in json.loads(line[6:]).get("candidates", ())
+             for p in c["content"]["parts"]]
+    (image,) = [p for p in parts if "inlineData" in p]
+    assert image["thoughtSignature"] == "c2lnLWltZw==" and image["inlineData"]["data"] == png
+    assert sum("thoughtSignature" in p for p in parts) == 1
+    report = LossReport()
+    b"".join(translate.convert([body], source="gemini", target="messages", report=report))
+    assert any(loss.what == "redacted_thinking" for loss in report.entries)

@@ -435,6 +435,8 @@ class GeminiDecoder(Machine[_State], Decoder):
         self._close_all(out)
         inline = part.get("inlineData")
         if type(inline) is dict and str(inline.get("mimeType", "")).startswith("image/"):
+            if signature:  # image models sign their images: it goes back on the image
+                self._signature(signature, out)
             data = need_str(inline, "data", "part.inlineData")
             mime = str(inline["mimeType"])
             image = self._blocks.open_block(out, _Content("image"), kind="image")
