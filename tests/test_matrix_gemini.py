@@ -16,8 +16,8 @@ are the named entries of `GEMINI_DIFFERENCES` (most shared with `tests/differenc
 that is a loss must be in the converter's loss report. Every output also decodes again with the
 target's decoder in strict mode, ending the way the source ended.
 
-Size, with ../shared/fixtures present: 25 gemini streams x 3 targets + 109 streams to gemini =
-184 cells, 14 named differences; `test_matrix_size_is_as_documented` keeps these honest and
+Size, with ../shared/fixtures present: 27 gemini streams x 3 targets + 109 streams to gemini =
+190 cells, 15 named differences; `test_matrix_size_is_as_documented` keeps these honest and
 `test_every_named_difference_is_needed` keeps the table minimal.
 """
 
@@ -64,10 +64,10 @@ TO_GEMINI = [pytest.param(*p.values, "gemini", id=f"{p.id}-gemini") if p.values[
              for p in stream_params("chat", "responses", "messages", "images")]
 STREAMED_ARGS = {"gemini-vertex_streamed_args", "gemini-vertex_streamed_args_array_paths",
                  "gemini-vertex_streamed_args_nested", "gemini-vertex_streamed_args_parallel_calls"}
-GEMINI_STREAMS = 25
+GEMINI_STREAMS = 27
 OTHER_STREAMS = 109
 CELLS = GEMINI_STREAMS * len(TARGETS) + OTHER_STREAMS
-NAMED = 14
+NAMED = 15
 
 ALL = frozenset({"chat", "responses", "messages", "images", "gemini"})
 GEMINI = frozenset({"gemini"})
@@ -197,6 +197,11 @@ GEMINI_DIFFERENCES: tuple[Difference, ...] = (
         "target, with its loss entry.",
         lambda cell: bool(cell.ref["signatures"]),
         lambda want, cell: _set(want, signatures=[]), loss=("redacted_thinking", "signature")),
+    Difference(
+        "images_not_carried", GEMINI, frozenset({"messages"}), ("images",),
+        "Messages cannot carry a generated image (an image model's answer).",
+        lambda cell: bool(cell.ref["images"]),
+        lambda want, cell: _set(want, images=[]), loss="image"),
     Difference(
         "proof_only_to_its_family", OTHERS, GEMINI, ("signatures",),
         "Anthropic signatures and OpenAI encrypted content cannot be verified by Gemini; "

@@ -346,16 +346,40 @@ def test_wrong_types_are_bad_input_naming_the_field(payload: Any, message: str) 
             decode(sse(payload), strict=strict)
 
 
-def test_content_after_the_finish_reason_is_bad_input() -> None:
-    with pytest.raises(DecodeError, match="after its finishReason"):
-        decode(sse(chunk({"text": "a"}, finish="STOP"), chunk({"text": "b"})))
+def test_a_finish_reason_on_every_chunk_is_one_answer_ending_with_the_last() -> None:
+    """Older models and Vertex put `finishReason: "STOP"` on every chunk while the text goes
+    on; google-genai reads one answer. Content after a finishReason continues it, and the
+    last reason seen is the stream's (an earlier, different one is reported). Before, the
+    second chunk was bad input, and a stream whose only safety stop came so was never
+    decoded."""
+    report = LossReport()
+    decoder = GeminiDecoder(strict=True, report=report)
+    events = decoder.feed(sse(chunk({"text": "a"}, finish="STOP"),
+                              chunk({"text": "b"}, finish="STOP"),
+                              chunk({"text": "c"}, finish="SAFETY"))) + decoder.end()
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "abc"
+    stops = [e for e in events if isinstance(e, Stop)]
+    assert stops == [Stop(reason="content_filter", raw_reason="SAFETY")]
+    assert events[-1] is stops[0]
+    assert [(e.what, e.detail) for e in report.entries] == [
+        ("stop_reason", "finishReason STOP followed by SAFETY: the last one is the stream's")]
+    # the same stream read by google-genai: one answer, the last finish reason
+    summary = summarize("gemini", sse(
+        chunk({"text": "a"}, finish="STOP"), chunk({"text": "b"}, finish="STOP"),
+        chunk({"text": "c"}, finish="SAFETY")))
+    assert (summary.text, summary.stop) == ("abc", "content_filter")
+
+
+def test_content_after_a_blocked_prompt_is_bad_input() -> None:
+    with pytest.raises(DecodeError, match="after a blocked prompt"):
+        decode(sse({"promptFeedback": {"blockReason": "SAFETY"}}, chunk({"text": "b"})))
 
 
 def test_usage_after_the_finish_reason_is_still_carried() -> None:
     events = decode(sse(chunk({"text": "a"}, finish="STOP"),
                         {"usageMetadata": {"promptTokenCount": 3, "candidatesTokenCount": 1}}))
-    assert isinstance(events[-2], Stop) and isinstance(events[-1], Usage)
-    assert events[-1].input_tokens == 3
+    assert isinstance(events[-2], Usage) and isinstance(events[-1], Stop)
+    assert events[-2].input_tokens == 3
 
 
 def test_an_unknown_finish_reason_is_end_turn_or_raises_in_strict_mode() -> None:

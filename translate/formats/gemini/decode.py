@@ -30,12 +30,16 @@ non-blank byte `[` tells the form).
   the end counts, so it is held and given as one `Usage` (`wire.usage_to_ir`) right before
   the `Stop`, the `Error`, the truncation or bad input (a `Usage` per chunk made a gemini
   source twice as slow as the others in bench/run.py, for figures the targets overwrite).
-- `finishReason` on the selected candidate closes its blocks and gives `Stop` after the chunk's
-  `Usage` (`wire.FINISH_TO_STOP`; reasons with no IR word are reported as `stop_reason`);
-  `STOP` after function calls is `tool_use` (`raw_reason` keeps `STOP`), so every target says
-  that the model waits for its tools (a chat client's `finish_reason: tool_calls`). A
-  blocked prompt (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)`.
-  Usage after the finish is still emitted; content for the candidate is bad input.
+- `finishReason` on the selected candidate is final only when the stream ends: older models
+  and Vertex send `finishReason: "STOP"` on every chunk while the text goes on (google-genai
+  reads such a stream as one answer). So content after it continues the answer; the last
+  reason seen is the stream's (an earlier, different one is reported as `stop_reason`); and
+  at the end the blocks close and `Stop` follows the last `Usage` (`wire.FINISH_TO_STOP`;
+  reasons with no IR word are reported as `stop_reason`). `STOP` after function calls is
+  `tool_use` (`raw_reason` keeps `STOP`), so every target says that the model waits for its
+  tools (a chat client's `finish_reason: tool_calls`). A blocked prompt
+  (`promptFeedback.blockReason`, no candidates) is `Stop(content_filter)` at once; content
+  after it, or after an error, is bad input.
 - `{"error": {code, message, status}}` in the stream (after HTTP 200) is an `Error`.
 - `candidateCount > 1`: only the candidate chosen by the `candidate` option is decoded; every
   other index is reported once (`candidate`), as chat's `choice`.
@@ -103,31 +107,45 @@ __all__ = ["GeminiDecoder"]
 class _State(State):
     IDLE = enum.auto()  #: nothing decoded yet
     OPEN = enum.auto()  #: MessageStart emitted
+    FINISHED = enum.auto()  #: a finishReason seen: more content may follow; Stop at the end
     DONE = enum.auto()  #: Stop or Error emitted; only usage may follow
 
 
 # Chunks have no event types: the kinds are what a chunk carries. `chunk` is any chunk the
-# decoder reads, `content` the selected candidate's parts, `finish` its finishReason (or a
-# blocked prompt), `error` a top-level error object.
+# decoder reads, `content` the selected candidate's parts, `finish` its finishReason,
+# `blocked` a blocked prompt, `error` a top-level error object (the end of the stream moves
+# FINISHED to DONE in `_end_finished`: it is no wire event).
+# A finishReason is final only when the stream ends: older models and Vertex put
+# `finishReason: "STOP"` on every chunk while the text goes on, and the official client reads
+# such streams as one answer. So content after it continues the answer, the last reason seen
+# is the stream's, and the `Stop` is given at the end.
 _MACHINE = Transitions("gemini", {
     (_State.IDLE, "chunk"): _State.OPEN,
     (_State.IDLE, "error"): _State.DONE,
     (_State.OPEN, "chunk"): _State.OPEN,
     (_State.OPEN, "content"): _State.OPEN,
-    (_State.OPEN, "finish"): _State.DONE,
+    (_State.OPEN, "finish"): _State.FINISHED,
+    (_State.OPEN, "blocked"): _State.DONE,
     (_State.OPEN, "error"): _State.DONE,
-    (_State.DONE, "chunk"): _State.DONE,  # usage after the finish
-    (_State.DONE, "finish"): _State.DONE,  # a finishReason repeated on a usage chunk: a no-op
+    (_State.FINISHED, "chunk"): _State.FINISHED,  # usage after the finish
+    (_State.FINISHED, "content"): _State.FINISHED,  # a finishReason on every chunk
+    (_State.FINISHED, "finish"): _State.FINISHED,  # the last one seen is the stream's
+    (_State.FINISHED, "blocked"): _State.DONE,
+    (_State.FINISHED, "error"): _State.DONE,
+    (_State.DONE, "chunk"): _State.DONE,  # usage after a blocked prompt
+    (_State.DONE, "finish"): _State.DONE,  # a finishReason after a blocked prompt: a no-op
+    (_State.DONE, "blocked"): _State.DONE,
 }, words={
-    (_State.DONE, "content"): "content for the candidate after its finishReason",
-    (_State.DONE, "error"): "error after the finishReason",
+    (_State.DONE, "content"): "content for the candidate after a blocked prompt or an error",
+    (_State.DONE, "error"): "error after the end of the answer",
 })
-"""The envelope: chunks, then the finish (or an error); after it only usage."""
+"""The envelope: chunks, a finishReason (then, still, chunks), the end; or an error or a
+blocked prompt, after which only usage."""
 
 # The states as constants for the methods: `_State.OPEN` costs about 80 ns a lookup on
 # CPython 3.11 (a class attribute through EnumType), a global about 10 ns; the gemini
 # decoder checks its state two or three times a chunk.
-_IDLE, _OPEN, _DONE = _State  # in definition order
+_IDLE, _OPEN, _FINISHED, _DONE = _State  # in definition order
 
 
 # Candidate fields the decoder reads; any other one with a value is named in the loss report.
@@ -193,6 +211,7 @@ class GeminiDecoder(Machine[_State], Decoder):
         self._usage: dict[str, Any] | None = None  # the last usage snapshot emitted
         self._held: dict[str, Any] | None = None  # the newest one, not emitted yet
         self._others: set[int] = set()  # candidate indexes reported as dropped
+        self._reason: str | None = None  # the last finishReason seen (FINISHED)
 
     # -- bytes in: SSE or a JSON array ----------------------------------------------------------
 
@@ -213,6 +232,7 @@ class GeminiDecoder(Machine[_State], Decoder):
                 return super().feed(chunk)
             except DecodeError as exc:
                 self._flush_usage(exc.events)  # what was held is delivered with the failure
+                self._finished_before(exc)
                 raise
         self._check_open()
         out: list[Event] = []
@@ -225,8 +245,16 @@ class GeminiDecoder(Machine[_State], Decoder):
             self._closed = True
             self._flush_usage(out)
             exc.events = out
+            self._finished_before(exc)
             raise
         return out
+
+    def _finished_before(self, exc: DecodeError) -> None:
+        """Bad input after a finishReason: the answer had its end already (the stream only
+        had not closed), so it ends complete, and the bad input comes after its `Stop`
+        (what `translate.convert` reports as `trailing_input` in emit mode)."""
+        if self._state is _FINISHED:
+            exc.events = [*exc.events, *self._end_finished()]
 
     # -- Decoder hooks --------------------------------------------------------------------------
 
@@ -286,6 +314,16 @@ class GeminiDecoder(Machine[_State], Decoder):
             out.append(stop)
         return out
 
+    def _end_finished(self) -> list[Event]:
+        """The end of a stream whose last finishReason is final: the held usage, then the
+        `Stop` of that reason."""
+        out: list[Event] = []
+        stop = self._finish(self._reason or "STOP", out)  # the blocks close first
+        self._state = _DONE
+        self._flush_usage(out)
+        out.append(stop)
+        return out
+
     def _flush_usage(self, out: list[Event]) -> None:
         """Give the held usage snapshot, if any, as a `Usage`."""
         held, self._held = self._held, None
@@ -296,6 +334,8 @@ class GeminiDecoder(Machine[_State], Decoder):
     def _on_end(self) -> list[Event]:
         if self._state is _DONE:
             return []
+        if self._state is _FINISHED:
+            return self._end_finished()
         out: list[Event] = []
         if self._state is _IDLE:
             out.append(MessageStart(origin=self.format))
@@ -322,8 +362,8 @@ class GeminiDecoder(Machine[_State], Decoder):
             if parts:
                 if type(parts) is not list:
                     opt_list(content, "parts", "candidate.content")  # raises
-                if self._state is _DONE:
-                    self._advance("content")  # raises: nothing after the finish
+                if self._state is not _OPEN:
+                    self._advance("content")  # after a finishReason: more of the answer
                 for part in parts:
                     if type(part) is not dict:
                         wrong_type("candidate.content.parts[]", "an object", part)
@@ -334,8 +374,16 @@ class GeminiDecoder(Machine[_State], Decoder):
         if type(raw_reason) is not str:
             wrong_type("candidate.finishReason", "a string", raw_reason)
         if self._state is _DONE:
-            return None  # repeated on a usage-only chunk
-        return self._finish(raw_reason, out)
+            return None  # after a blocked prompt: nothing to finish
+        if self._reason is not None and raw_reason != self._reason:
+            self.report.add("decode", self.format, "stop_reason",
+                            f"finishReason {self._reason} followed by {raw_reason}: the last "
+                            "one is the stream's")
+        if self.strict and raw_reason not in FINISH_TO_STOP:
+            self._fail(f"unknown finishReason {raw_reason!r}")
+        self._reason = raw_reason
+        self._advance("finish")
+        return None
 
     def _on_prompt_feedback(self, payload: dict[str, Any], out: list[Event]) -> Stop | None:
         feedback = opt_dict(payload, "promptFeedback", "chunk")
@@ -349,7 +397,7 @@ class GeminiDecoder(Machine[_State], Decoder):
         if reason is None or self._state is _DONE:
             return None
         self._close_all(out)
-        self._advance("finish")
+        self._advance("blocked")
         return Stop(reason="content_filter", raw_reason=reason,
                     envelope={"promptFeedback": feedback} if self.keep_envelope else None)
 
@@ -367,7 +415,6 @@ class GeminiDecoder(Machine[_State], Decoder):
         elif raw_reason == "STOP" and self._calls:
             reason = "tool_use"  # Gemini says STOP after function calls; the IR says why
         self._close_all(out)
-        self._advance("finish")
         return Stop(reason=reason, raw_reason=raw_reason)
 
     def _on_error(self, payload: dict[str, Any]) -> list[Event]:
