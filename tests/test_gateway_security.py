@@ -326,3 +326,16 @@ def test_an_upstream_404_on_an_unversioned_url_says_to_check_it(
         answer = httpx.post(url + "/v1/chat/completions", json=CHAT, timeout=10)
     assert answer.status_code == 404
     assert any("check --upstream-url" in r.getMessage() for r in caplog.records)
+
+
+def test_an_unreadable_upstream_answer_is_a_bad_upstream_in_the_access_line(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.INFO, logger="translate.gateway"), \
+            FakeUpstream(lambda served: Script(body=b"<html>oops</html>",
+                                               content_type="text/html")) as fake, \
+            gateway_for(fake, "chat") as url:
+        answer = httpx.post(url + "/v1/messages", timeout=10, json={
+            "model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]})
+    assert answer.status_code == 502
+    (line,) = _access_lines(caplog)
+    assert "status=502" in line and line.endswith("outcome=bad_upstream")

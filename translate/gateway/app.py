@@ -360,7 +360,8 @@ async def _read_capped(response: httpx.Response, limit: int, target: RequestForm
                 break
             log.warning("upstream answer larger than %d bytes refused", limit)
             raise _refuse(target, "api_error",
-                          f"the upstream's answer is larger than {limit} bytes", status=502)
+                          f"the upstream's answer is larger than {limit} bytes", status=502,
+                          outcome="bad_upstream")
         parts.append(chunk)
     return b"".join(parts)
 
@@ -490,7 +491,7 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
     except httpx.HTTPError as exc:
         log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
         raise _refuse(target, "api_error", "the upstream connection failed",
-                      status=502) from None
+                      status=502, outcome="upstream_error") from None
     finally:
         await upstream.aclose()
     try:
@@ -498,18 +499,20 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
     except ValueError:
         obj = None
     if not isinstance(obj, dict):
-        raise _refuse(target, "bad_input", "the upstream's answer is not a JSON object")
+        raise _refuse(target, "bad_input", "the upstream's answer is not a JSON object",
+                      outcome="bad_upstream")
     if source == target:
         return Response(raw, media_type="application/json", headers=headers)
     losses = LossReport()
     try:
         out = convert_object(obj, source=source, target=target, report=losses, **options)
     except UpstreamError as exc:  # a failed final object (e.g. response.failed)
-        raise _refuse(target, exc.kind, exc.message) from None  # type: ignore[arg-type]
+        raise _refuse(target, exc.kind, exc.message,  # type: ignore[arg-type]
+                      outcome="upstream_error") from None
     except TranslateError as exc:
         log.warning("upstream answer not convertible: %s", exc)
         raise _refuse(target, "bad_input", f"the upstream's answer could not be converted: "
-                      f"{exc.message}") from None
+                      f"{exc.message}", outcome="bad_upstream") from None
     _log_losses(source, target, losses)
     access.input_tokens, access.output_tokens = tokens_of(source, obj)
     return JSONResponse(out, headers=headers)
