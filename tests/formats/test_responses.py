@@ -448,7 +448,8 @@ def test_text_after_tool_calls_gets_a_new_message_item() -> None:
     assert [(t.name, t.arguments, t.id) for t in summary.tool_calls] == [
         ("weather", {"c": "Paris"}, "call_a")]
     assert summary.stop == "tool_use"
-    assert summary.usage == {"input": 20, "output": 7, "cache_read": 5, "cache_write": None,
+    assert summary.usage == {"input": 20, "output": 7, "cache_read": 5,
+                             "cache_write": 0,  # unknown: 0, as the API's required field says
                              "reasoning": 2}
 
 
@@ -621,7 +622,7 @@ def test_usage_after_stop_is_waited_for() -> None:
     body += encoder.encode(USAGE)
     assert b"response.completed" in body
     assert check_wire(body + encoder.end())[-1]["response"]["usage"] == {
-        "input_tokens": 20, "input_tokens_details": {"cached_tokens": 5},
+        "input_tokens": 20, "input_tokens_details": {"cache_write_tokens": 0, "cached_tokens": 5},
         "output_tokens": 7, "output_tokens_details": {"reasoning_tokens": 2},
         "total_tokens": 27}
 
@@ -749,3 +750,21 @@ def test_any_ir_stream_encodes_into_output_the_strict_decoder_accepts(
     else:
         assert wire[-1]["type"] == "response.failed"
         assert isinstance(again[-1], Error)
+
+
+@pytest.mark.parametrize(("source", "name"), [("chat", "interleaved_parallel_tools"),
+                                              ("messages", "ping-between-every-event"),
+                                              ("gemini", "text")])
+def test_a_final_response_validates_as_openai_pythons_response_model(source: str,
+                                                                     name: str) -> None:
+    """openai-python's `Response` model, validated (not merely constructed), takes what collect
+    builds from a source that says nothing of cache writes: `InputTokensDetails` requires
+    `cache_write_tokens`, as the API sends it on every response."""
+    from openai.types.responses import Response
+
+    import translate
+
+    path = OWN_FIXTURES / source / f"{name}.sse"
+    out = translate.collect([path.read_bytes()], source=source, target="responses")
+    usage = Response.model_validate(out).usage
+    assert usage is not None and usage.input_tokens_details.cache_write_tokens == 0

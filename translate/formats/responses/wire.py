@@ -125,13 +125,14 @@ def usage_to_ir(usage: dict[str, Any]) -> Usage:
 
 
 def usage_from_ir(usage: Usage) -> dict[str, Any]:
-    """IR `Usage` -> `response.usage`: both details objects present, zeros where unknown; the
-    source's total when it gave one, else input + output (spec/mapping.md §3)."""
+    """IR `Usage` -> `response.usage`: both details objects present, zeros where unknown (the
+    API sends `cache_write_tokens` and `cached_tokens` on every response, and openai-python's
+    `InputTokensDetails` requires both); the source's total when it gave one, else input +
+    output (spec/mapping.md §3)."""
     inp = usage.input_tokens or 0
     out = usage.output_tokens or 0
-    details: dict[str, int] = {"cached_tokens": usage.cache_read_tokens or 0}
-    if usage.cache_write_tokens:
-        details["cache_write_tokens"] = usage.cache_write_tokens
+    details = {"cache_write_tokens": usage.cache_write_tokens or 0,
+               "cached_tokens": usage.cache_read_tokens or 0}
     return {
         "input_tokens": inp,
         "input_tokens_details": details,
