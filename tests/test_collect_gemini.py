@@ -78,8 +78,9 @@ def test_google_genai_reads_the_collected_object_as_it_reads_the_stream(path: Pa
     want["tools"] = [(n, a, i if i is not None else g[2])
                      for (n, a, i), g in zip(want["tools"], got["tools"], strict=True)]
     assert got == want
-    # what the object cannot carry is what the decoder could not put into the IR, named
-    decoder = translate.get_decoder("gemini")
+    # what the object cannot carry is what the decoder could not put into the IR, named (its
+    # metadata, which a gemini object carries, included: collect keeps the envelope)
+    decoder = translate.formats.decoder_class("gemini")(keep_envelope=True)
     decoder.feed(body)
     decoder.end()
     assert losses.entries == decoder.report.entries

@@ -225,6 +225,8 @@ def replay(obj: dict[str, Any], *, source: Format, target: Format, chunk_size: i
     dec, enc = decoder_class(source), encoder_class(target)
     dec_options, enc_options = route_options(options, f"{source} -> {target}", dec, enc)
     losses = as_report(report)
+    if source == target and dec.streams_envelope:  # as a Converter of the format to itself
+        dec_options["keep_envelope"] = True
     events = replay_events(obj, source=source, chunk_size=chunk_size, report=losses,
                            **dec_options)
     encoder: Encoder = enc(report=losses, **enc_options)

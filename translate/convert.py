@@ -198,7 +198,8 @@ class Converter:
                                                  enc_cls)
         self.report = as_report(report)
         """What was dropped so far (`losses` lists it): the caller's `report`, filled live."""
-        self.decoder = dec_cls(report=self.report, **dec_options)
+        self.decoder = dec_cls(report=self.report, **dec_options, **(
+            {"keep_envelope": True} if source == target and dec_cls.streams_envelope else {}))
         self.decoding = Decoding(self.decoder, on_error)
         """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
         self.encoder: Encoder = enc_cls(report=self.report, **enc_options)

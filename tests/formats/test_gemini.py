@@ -625,3 +625,41 @@ def test_a_signature_on_an_image_part_goes_back_on_the_image() -> None:
     report = LossReport()
     b"".join(translate.convert([body], source="gemini", target="messages", report=report))
     assert any(loss.what == "redacted_thinking" for loss in report.entries)
+
+
+@pytest.mark.parametrize("path", own_streams("gemini"), ids=lambda p: p.stem)
+def test_gemini_to_gemini_keeps_the_candidates_metadata_and_loses_nothing(path: Path) -> None:
+    """Grounding metadata, URL-context metadata, safety ratings, finishMessage and prompt
+    feedback go back on a gemini stream's last chunk and into its final object (the decoder
+    keeps them in `Stop.envelope` when the target is gemini too); other targets still report
+    them. The one loss left: a second candidate, which the one-candidate IR cannot carry."""
+    import translate
+
+    body = path.read_bytes()
+    source = [json.loads(line[6:]) for line in body.decode().splitlines()
+              if line.startswith("data: ")]
+    metadata: dict[str, Any] = {}
+    for chunk_ in source:
+        for candidate in chunk_.get("candidates", ()):
+            if candidate.get("index", 0) == 0:
+                metadata.update({k: v for k, v in candidate.items()
+                                 if k not in ("content", "finishReason", "index") and v})
+    report = LossReport()
+    out = b"".join(translate.convert([body], source="gemini", target="gemini",
+                                     on_error="emit", report=report))
+    expected_losses = {"candidate"} if path.stem == "two_candidates" else set()
+    assert {loss.what for loss in report.entries} == expected_losses
+    written = [json.loads(line[6:]) for line in out.decode().splitlines()
+               if line.startswith("data: ")]
+    last = {k: v for c in written for cand in c.get("candidates", ())
+            for k, v in cand.items() if k not in ("content", "finishReason", "index")}
+    assert last == metadata
+    if metadata:
+        final = translate.collect([body], source="gemini", target="gemini")
+        kept = {k: v for k, v in final["candidates"][0].items()
+                if k not in ("content", "finishReason", "index")}
+        assert kept == metadata
+        other = LossReport()
+        b"".join(translate.convert([body], source="gemini", target="messages",
+                                   on_error="emit", report=other))
+        assert set(metadata) <= {loss.what for loss in other.entries}

@@ -240,6 +240,10 @@ class Decoder:
     """The format name ("chat", "responses", "messages", "images")."""
     options: ClassVar[frozenset[str]] = frozenset({"strict", "max_event_size"})
     """The keyword options this decoder accepts (the `Converter` routes options by them)."""
+    streams_envelope: ClassVar[bool] = False
+    """Whether the format's encoder writes a same-format stream's envelope back (gemini: the
+    candidate's metadata): a `Converter` of this format to itself then decodes with
+    `keep_envelope`."""
 
     def __init__(
         self,
@@ -253,8 +257,8 @@ class Decoder:
         """Raise `DecodeError` on unknown event types and unexpected shapes instead of skipping."""
         self.keep_envelope = keep_envelope
         """Attach the source's envelope objects to `MessageStart`, `Stop` and `Error`
-        (`envelope`), for an accumulator of the same format (`translate.collect` sets it; not
-        a routed option: a stream being converted never needs them)."""
+        (`envelope`), for an accumulator of the same format (`translate.collect` sets it), or
+        for the encoder of a format that `streams_envelope`; not a routed option."""
         self.report = report if report is not None else LossReport()
         """Where the decoder records what the IR could not take from the source."""
         # the data stays bytes up to from_json (RawSSEParser): one UTF-8 pass, not three

@@ -236,7 +236,8 @@ class GeminiAccumulator(Accumulator):
     def _build(self) -> dict[str, Any]:
         stop = self.stop
         closing = stop.envelope if stop is not None and self.same else None
-        if closing is not None and "promptFeedback" in closing and not self._parts:
+        if closing is not None and "blockReason" in (closing.get("promptFeedback") or {}) \
+                and not self._parts:
             out: dict[str, Any] = {"promptFeedback": closing["promptFeedback"]}  # blocked prompt
             self._usage_into(out)
             out.update(self._ids)
@@ -245,8 +246,12 @@ class GeminiAccumulator(Accumulator):
                                                  "role": "model"}}
         if self._finish is not None:
             candidate["finishReason"] = self._finish
-        candidate["index"] = 0
         out = {"candidates": [candidate]}
+        if closing:  # a gemini source's metadata (groundingMetadata, safetyRatings, ...)
+            candidate.update(closing.get("candidate") or {})
+            if closing.get("promptFeedback"):
+                out["promptFeedback"] = closing["promptFeedback"]
+        candidate["index"] = 0
         self._usage_into(out)
         out.update(self._ids)
         return out

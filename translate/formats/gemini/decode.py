@@ -190,14 +190,18 @@ class GeminiDecoder(Machine[_State], Decoder):
 
     format = "gemini"
     options = Decoder.options | {"candidate"}
+    streams_envelope = True  # the candidate's metadata goes back on a gemini stream's last chunk
     _transitions = _MACHINE
 
     def __init__(self, *, candidate: int = 0, **options: Unpack[DecoderOptions]) -> None:
-        # keep_envelope (collect's same-format flag) keeps only a blocked prompt's
-        # promptFeedback (`Stop.envelope`); what else the IR does not carry of a chunk
-        # (safety ratings, grounding metadata) is in the loss report
+        # keep_envelope (the same-format flag of collect and of a gemini -> gemini Converter)
+        # keeps the candidate's metadata (groundingMetadata, urlContextMetadata, safetyRatings,
+        # finishMessage, citationMetadata, ...) and promptFeedback in `Stop.envelope`, for the
+        # gemini encoder or accumulator to write back; otherwise each is in the loss report
         super().__init__(**options)
         self.candidate = candidate
+        self._metadata: dict[str, Any] = {}  # keep_envelope: the candidate's, last value wins
+        self._feedback: dict[str, Any] | None = None  # keep_envelope: promptFeedback
         self._state = _IDLE
         self._array: _ArrayReader | None = None  # the JSON-array body form, once detected
         self._sniffed = False  # the body form is known
@@ -352,8 +356,11 @@ class GeminiDecoder(Machine[_State], Decoder):
         if len(candidate) > 2:
             for key, value in candidate.items():
                 if key not in _CANDIDATE_FIELDS and value:
-                    self.report.add("decode", self.format, key,
-                                    f"candidate.{key} has no place in the IR")
+                    if self.keep_envelope:
+                        self._metadata[key] = value
+                    else:
+                        self.report.add("decode", self.format, key,
+                                        f"candidate.{key} has no place in the IR")
         content = candidate.get("content")
         if content is not None:
             if type(content) is not dict:
@@ -390,10 +397,13 @@ class GeminiDecoder(Machine[_State], Decoder):
         if not feedback:
             return None
         reason = opt_str(feedback, "blockReason", "promptFeedback")
-        for key in ("blockReasonMessage", "safetyRatings"):
-            if feedback.get(key):
-                self.report.add("decode", self.format, key,
-                                f"promptFeedback.{key} has no place in the IR")
+        if self.keep_envelope:
+            self._feedback = feedback
+        else:
+            for key in ("blockReasonMessage", "safetyRatings"):
+                if feedback.get(key):
+                    self.report.add("decode", self.format, key,
+                                    f"promptFeedback.{key} has no place in the IR")
         if reason is None or self._state is _DONE:
             return None
         self._close_all(out)
@@ -409,13 +419,19 @@ class GeminiDecoder(Machine[_State], Decoder):
             self.report.add("decode", self.format, "unknown",
                             f"unknown finishReason {raw_reason!r} read as end_turn")
             reason = "end_turn"
-        elif raw_reason in LOSSY_FINISH:
+        elif raw_reason in LOSSY_FINISH and not self.keep_envelope:  # (a gemini target of
+            # the same stream writes the raw reason back)
             self.report.add("decode", self.format, "stop_reason",
                             f"finishReason {raw_reason} has no IR equivalent: end_turn")
         elif raw_reason == "STOP" and self._calls:
             reason = "tool_use"  # Gemini says STOP after function calls; the IR says why
         self._close_all(out)
-        return Stop(reason=reason, raw_reason=raw_reason)
+        envelope: dict[str, Any] | None = None
+        if self._metadata or self._feedback:  # (only filled with keep_envelope)
+            envelope = {"candidate": self._metadata} if self._metadata else {}
+            if self._feedback:
+                envelope["promptFeedback"] = self._feedback
+        return Stop(reason=reason, raw_reason=raw_reason, envelope=envelope)
 
     def _on_error(self, payload: dict[str, Any]) -> list[Event]:
         before = self._state

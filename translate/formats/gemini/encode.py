@@ -35,6 +35,7 @@ from __future__ import annotations
 import base64
 import binascii
 import enum
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pydantic_core import from_json, to_json
@@ -239,7 +240,8 @@ class GeminiEncoder(Machine[_State], Encoder):
         finish = finish_reason(event, self._same, self.report)
         if not parts:
             parts.append({"text": ""})  # a pending signature goes on it
-        return self._chunk(parts, finish=finish, usage=True)
+        closing = event.envelope if self._same else None  # a gemini source's metadata
+        return self._chunk(parts, finish=finish, usage=True, closing=closing)
 
     def _write_error(self, event: Error) -> bytes:
         return self._fail_stream(event)
@@ -255,17 +257,23 @@ class GeminiEncoder(Machine[_State], Encoder):
         self._envelope = (b'],"role":"model"},"index":0}],' + to_json(self._ids)[1:])
 
     def _chunk(self, parts: list[dict[str, Any]], *, finish: str | None = None,
-               usage: bool = False, sign: bool = True) -> bytes:
+               usage: bool = False, sign: bool = True,
+               closing: Mapping[str, Any] | None = None) -> bytes:
         """One chunk with `parts`: the pending signature goes on the first, the usage due (or,
-        with `usage`, the last known) on the chunk."""
+        with `usage`, the last known) on the chunk; `closing` is a gemini source's
+        `Stop.envelope` (the candidate's metadata, promptFeedback)."""
         if sign and self._signature is not None and parts:
             parts[0] = {**parts[0], "thoughtSignature": self._signature}
             self._signature = None
         candidate: dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
         if finish is not None:
             candidate["finishReason"] = finish
-        candidate["index"] = 0
         obj: dict[str, Any] = {"candidates": [candidate]}
+        if closing:
+            candidate.update(closing.get("candidate") or {})
+            if closing.get("promptFeedback"):
+                obj["promptFeedback"] = closing["promptFeedback"]
+        candidate["index"] = 0
         if (self._usage_due or usage) and self._usage is not None:
             obj["usageMetadata"] = self._usage_json(self._usage)
             self._usage_due = False
