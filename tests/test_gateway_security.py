@@ -339,3 +339,53 @@ def test_an_unreadable_upstream_answer_is_a_bad_upstream_in_the_access_line(
     assert answer.status_code == 502
     (line,) = _access_lines(caplog)
     assert "status=502" in line and line.endswith("outcome=bad_upstream")
+
+
+def test_metrics_count_each_request_by_route_format_status_and_outcome() -> None:
+    """`/metrics`, scraped and parsed with prometheus_client's own parser, after a streamed
+    answer, a refused request and a request the upstream fails; `/healthz` answers without a
+    key; neither says a key, a model or a prompt."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    scripts = iter([chat_text(), Script.json({"error": {"message": "busy",
+                                                          "type": "server_error"}},
+                                               status=503)])
+    with FakeUpstream(lambda served: next(scripts)) as fake, \
+            gateway_for(fake, "chat", client_keys=(("alice", "secret-alice"),)) as url:
+        headers = {"x-api-key": "secret-alice", "anthropic-version": "2023-06-01"}
+        messages = {"model": "claude-x", "max_tokens": 9, "stream": True,
+                    "messages": [{"role": "user", "content": "a prompt"}]}
+        steered = {**messages, "context_management": {"edits": []}}  # dropped: steering
+        assert httpx.post(url + "/v1/messages", json=steered, headers=headers,
+                          timeout=10).status_code == 200
+        assert httpx.post(url + "/v1/messages", json={**messages, "logprobs": True},
+                          headers=headers, timeout=10).status_code == 400
+        busy = httpx.post(url + "/v1/messages", json=messages, headers=headers, timeout=10)
+        assert busy.json()["type"] == "error" and busy.status_code >= 500
+        health = httpx.get(url + "/healthz", timeout=10)
+        scraped = httpx.get(url + "/metrics", timeout=10)
+        foreign = httpx.get(url + "/metrics", timeout=10, headers={"origin": "https://x.example"})
+    assert health.json() == {"status": "ok"} and foreign.status_code == 403
+    families = {f.name: f for f in text_string_to_metric_families(scraped.text)}
+    requests = {(s.labels["route"], s.labels["client"], s.labels["upstream"],
+                 s.labels["status"], s.labels["outcome"]): s.value
+                for s in families["stream_translate_requests"].samples
+                if s.name.endswith("_total")}
+    statuses = {status for (_, _, _, status, _) in requests}
+    assert requests[("/v1/messages", "messages", "chat", "200", "complete")] == 1
+    assert requests[("/v1/messages", "messages", "chat", "400", "refused")] == 1
+    assert sum(v for k, v in requests.items() if k[4] == "upstream_error") == 1
+    assert len(statuses) == 3
+    ttfb = {s.name: s.value for s in families["stream_translate_time_to_first_byte_seconds"]
+            .samples if s.name.endswith("_count")}
+    assert sum(ttfb.values()) == 3
+    errors = [s for s in families["stream_translate_upstream_errors"].samples
+              if s.name.endswith("_total")]
+    assert [(s.labels["upstream"], s.labels["outcome"], s.value) for s in errors] == [
+        ("chat", "upstream_error", 1.0)]
+    assert families["stream_translate_streams_open"].samples[0].value == 0
+    losses = {s.labels["kind"]: s.value for s in families["stream_translate_losses"].samples
+              if s.name.endswith("_total")}
+    assert losses.get("context_management") == 1
+    for secret in ("secret-alice", "claude-x", "a prompt"):
+        assert secret not in scraped.text

@@ -19,8 +19,12 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..report import Loss
 
 __all__ = ["Access", "JSONFormatter", "tokens_of"]
 
@@ -46,6 +50,12 @@ class Access:
     input_tokens: int | None = None
     output_tokens: int | None = None
     dropped: str = ""
+    route: str = field(default="", repr=False)
+    """The route's template (`/v1beta/models/{call}`), for the metrics."""
+    losses: dict[str, int] = field(default_factory=dict, repr=False)
+    """Loss-report entries of the request and its answer, by kind (`count_losses`)."""
+    sink: Callable[[Access, dict[str, Any]], None] | None = field(default=None, repr=False)
+    """Also called with the fields when the line is written (the app's metrics)."""
     started: float = field(default_factory=time.monotonic, repr=False)
     first_byte: float | None = field(default=None, repr=False)
     done: bool = field(default=False, repr=False)
@@ -57,9 +67,7 @@ class Access:
 
     def fields(self) -> dict[str, Any]:
         now = time.monotonic()
-        out = asdict(self)
-        for name in ("started", "first_byte", "done"):
-            out.pop(name)
+        out = {name: getattr(self, name) for name in _LOGGED}
         out["ttfb"] = round((self.first_byte or now) - self.started, 4)
         out["duration"] = round(now - self.started, 4)
         return out
@@ -82,6 +90,18 @@ class Access:
         self.done = True
         fields = self.fields()
         log.info(self.line(fields), extra={"access": fields})
+        if self.sink is not None:
+            self.sink(self, fields)
+
+    def count_losses(self, entries: Iterable[Loss]) -> None:
+        """Add loss-report entries to `losses`."""
+        for loss in entries:
+            self.losses[loss.what] = self.losses.get(loss.what, 0) + loss.count
+
+
+_LOGGED = ("method", "path", "client", "upstream", "key", "model", "upstream_model", "status",
+           "outcome", "input_tokens", "output_tokens", "dropped")
+"""The fields of the access line (and of its JSON object)."""
 
 
 def _n(value: int | None) -> str:

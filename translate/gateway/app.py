@@ -8,6 +8,7 @@
     POST /v1/messages/count_tokens   relayed when the upstream speaks messages
     GET  /v1/models               the upstream's model list, in the client's shape
     GET  /v1beta/models           the same, for Gemini clients
+    GET  /healthz, /metrics       liveness, and Prometheus metrics (`metrics.py`; no client key)
 
 A Gemini client names the model and whether it streams in the URL, not the body: they go to
 `convert_request` as `model=` and `stream=`, and a gemini upstream's URL is built from
@@ -58,6 +59,8 @@ from ..request import RequestConversion, RequestFormat, convert_request
 from .access import Access, tokens_of
 from .auth import client_name, upstream_headers
 from .guard import refusal
+from .metrics import CONTENT_TYPE as METRICS_TYPE
+from .metrics import Metrics
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .settings import PATHS, Settings
 from .upstream import body_chunks, open_client
@@ -112,6 +115,10 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
     base = settings.base_url
     source = settings.upstream_format
     state: dict[str, httpx.AsyncClient] = {}
+    metrics = Metrics()
+
+    def count(access: Access, fields: dict[str, Any]) -> None:
+        metrics.observe(fields, access.route, access.losses)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -162,7 +169,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         raise _Answer(error, "upstream_error")
 
     def guarded(client: RequestFormat | Callable[[Request], RequestFormat],
-                handler: Handler) -> _Endpoint:
+                handler: Handler, route: str) -> _Endpoint:
         """The route's ASGI app: auth first, and no exception reaches the client as a trace.
         `client` is the client's format, or how to tell it from the request (`/v1/models`,
         which every SDK shares)."""
@@ -170,7 +177,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         async def answer(request: Request) -> Response | EventStream:
             target = client if isinstance(client, str) else client(request)
             access = request.state.access = Access(request.method, request.url.path, target,
-                                                   source)
+                                                   source, route=route, sink=count)
             try:
                 refused = refusal(settings, request.method, request.headers)
                 if refused is not None:  # what a web page could send (`guard`)
@@ -232,6 +239,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             dropped = _dropped_header(conversion)
             if conversion is not None:
                 access.dropped = _dropped_names(conversion)
+                access.count_losses(conversion.report.entries)
             try:
                 if source == "gemini" and not up_model:
                     raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
@@ -267,9 +275,12 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             converter = Converter(source, target, on_error="emit", report=losses, **options)
 
             def done(stream: EventStream) -> None:
+                metrics.streams_open.dec()
                 _log_losses(source, target, losses)
+                access.count_losses(losses.entries)
                 _stream_outcome(access, converter, stream)
 
+            metrics.streams_open.inc()  # the server always runs the stream, which calls done
             return EventStream(converter.astream(body_chunks(upstream)),
                                keepalive=settings.keepalive_interval,
                                keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
@@ -324,15 +335,29 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         return _json_error(error_for(target, kind, f"no route for {request.method} "
                                      f"{request.url.path} on this gateway", status=status))
 
-    routes = [Route("/v1" + PATHS[fmt], guarded(fmt, relay(fmt)), methods=["POST"])
-              for fmt in PATHS]
-    gemini = guarded("gemini", relay("gemini"))
+    async def health(request: Request) -> Response:
+        if refusal(settings, request.method, request.headers) is not None:  # (a web page)
+            return JSONResponse({"status": "refused"}, status_code=403)
+        if request.url.path == "/healthz":
+            return JSONResponse({"status": "ok"})
+        return Response(metrics.exposition(), media_type=METRICS_TYPE)
+
+    routes = [Route("/v1" + PATHS[fmt], guarded(fmt, relay(fmt), "/v1" + PATHS[fmt]),
+                    methods=["POST"]) for fmt in PATHS]
+    gemini = guarded("gemini", relay("gemini"), "/v1beta/models/{call}")
     routes += [Route(f"/{version}/models/{{call:path}}", gemini, methods=["POST"])
                for version in ("v1beta", "v1")]
-    routes.append(Route("/v1/messages/count_tokens", guarded("messages", count_tokens),
+    routes.append(Route("/v1/messages/count_tokens",
+                        guarded("messages", count_tokens, "/v1/messages/count_tokens"),
                         methods=["POST"]))
-    routes.append(Route("/v1/models", guarded(_models_client, models), methods=["GET"]))
-    routes.append(Route("/v1beta/models", guarded("gemini", models), methods=["GET"]))
+    routes.append(Route("/v1/models", guarded(_models_client, models, "/v1/models"),
+                        methods=["GET"]))
+    routes.append(Route("/v1beta/models", guarded("gemini", models, "/v1beta/models"),
+                        methods=["GET"]))
+    # health and metrics: no client key (a load balancer and a scraper have none), the
+    # browser guard still applies, and neither says anything of prompts or keys
+    routes += [Route("/healthz", health, methods=["GET"]),
+               Route("/metrics", health, methods=["GET"])]
     middleware = []
     if settings.allowed_origins:  # a browser app the operator allowed: answer its preflights
         middleware.append(Middleware(
@@ -514,6 +539,7 @@ async def _final_object(upstream: httpx.Response, source: RequestFormat, target:
         raise _refuse(target, "bad_input", f"the upstream's answer could not be converted: "
                       f"{exc.message}", outcome="bad_upstream") from None
     _log_losses(source, target, losses)
+    access.count_losses(losses.entries)
     access.input_tokens, access.output_tokens = tokens_of(source, obj)
     return JSONResponse(out, headers=headers)
 

@@ -1,0 +1,71 @@
+"""`GET /metrics` in the Prometheus text format (`prometheus_client`, extra `gateway`).
+
+Each request's access record (`access.Access`, written once when the request ends) is counted:
+
+    stream_translate_requests_total{route, client, upstream, status, outcome}
+    stream_translate_time_to_first_byte_seconds{client, upstream}     histogram
+    stream_translate_request_duration_seconds{client, upstream}       histogram
+    stream_translate_losses_total{kind}       loss-report entries (request and answer) by kind
+    stream_translate_upstream_errors_total{upstream, outcome}   upstream_error, truncated,
+                                              bad_upstream, overloaded
+    stream_translate_streams_open             streams being relayed now
+
+Labels are formats, route templates (`/v1beta/models/{call}`, never a model or a path with a
+key), status codes and outcome words: no prompt text, no key, no unbounded value. One registry
+per app, so several apps in one process (tests) keep their own counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+
+__all__ = ["CONTENT_TYPE", "Metrics"]
+
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+"""The Prometheus text exposition format."""
+
+_UPSTREAM_FAILURES = frozenset({"upstream_error", "truncated", "bad_upstream", "overloaded"})
+# seconds: from a cached answer's few milliseconds to a thinking model's minutes
+_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
+
+
+class Metrics:
+    """The gateway's counters, fed by access records."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        r = self.registry
+        self.requests = Counter("stream_translate_requests", "Requests, by how they ended",
+                                ("route", "client", "upstream", "status", "outcome"),
+                                registry=r)
+        self.ttfb = Histogram("stream_translate_time_to_first_byte_seconds",
+                              "Time until the first byte of the answer went to the client",
+                              ("client", "upstream"), buckets=_BUCKETS, registry=r)
+        self.duration = Histogram("stream_translate_request_duration_seconds",
+                                  "Time until the request ended", ("client", "upstream"),
+                                  buckets=_BUCKETS, registry=r)
+        self.losses = Counter("stream_translate_losses", "Loss-report entries, by kind",
+                              ("kind",), registry=r)
+        self.upstream_errors = Counter("stream_translate_upstream_errors",
+                                       "Requests the upstream failed", ("upstream", "outcome"),
+                                       registry=r)
+        self.streams_open = Gauge("stream_translate_streams_open",
+                                  "Streams being relayed now", registry=r)
+
+    def observe(self, fields: dict[str, Any], route: str, losses: dict[str, int]) -> None:
+        """Count one ended request (its access fields, its route template, its losses)."""
+        client, upstream = fields["client"], fields["upstream"]
+        outcome = str(fields["outcome"])
+        word = outcome.split(":", 1)[0]  # `refused: FIELD` counts as `refused`
+        self.requests.labels(route, client, upstream, str(fields["status"]), word).inc()
+        self.ttfb.labels(client, upstream).observe(fields["ttfb"])
+        self.duration.labels(client, upstream).observe(fields["duration"])
+        for kind, count in losses.items():
+            self.losses.labels(kind).inc(count)
+        if word in _UPSTREAM_FAILURES:
+            self.upstream_errors.labels(upstream, word).inc()
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)
