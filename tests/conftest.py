@@ -8,6 +8,7 @@ tests/fixtures/<format>/. Snapshots go to the top-level snapshots/ folder.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,15 @@ def own_streams(format: str) -> list[Path]:
     """The streams we wrote ourselves in tests/fixtures/<format>/."""
     folder = OWN_FIXTURES / format
     return sorted(folder.glob("*.sse")) if folder.is_dir() else []
+
+
+def encode_events(format: str, events: Iterable[Any], **options: Any) -> bytes:
+    """A whole stream of `format` written by its encoder from IR `events` (what a fake or
+    scripted upstream answers with)."""
+    from translate.formats import encoder_class
+
+    encoder = encoder_class(format)(**options)  # type: ignore[arg-type]
+    return b"".join(encoder.encode(event) for event in events) + encoder.end()
 
 
 def format_ready(format: str) -> bool:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import encode_events
 from tests.sdk.requests import validate_request
 from translate.request import STEERING, RequestConversion, RequestError, convert_request
 
@@ -232,7 +233,6 @@ def test_a_namespace_tool_named_like_another_tool_is_refused() -> None:
 def _calls_upstream(fmt: str) -> bytes:
     """An upstream stream of `fmt` calling the three carried tools by their carried names."""
     from translate.events import BlockEnd, BlockStart, MessageStart, Stop, ToolArgsDelta
-    from translate.formats import encoder_class
 
     events: list[Any] = [MessageStart(origin=fmt, id="up", model="up-model")]
     for i, (name, args) in enumerate([("crm__lookup", '{"q": "7"}'),
@@ -242,9 +242,7 @@ def _calls_upstream(fmt: str) -> bytes:
         events += [BlockStart(index=i, kind="tool_call", id=f"call_{i}", name=name),
                    ToolArgsDelta(index=i, json=args[:5]), ToolArgsDelta(index=i, json=args[5:]),
                    BlockEnd(index=i)]
-    encoder = encoder_class(fmt)()
-    return b"".join(encoder.encode(e) for e in [*events, Stop(reason="tool_use")]) \
-        + encoder.end()
+    return encode_events(fmt, [*events, Stop(reason="tool_use")])
 
 
 @pytest.mark.parametrize("upstream", ["chat", "messages", "gemini"])

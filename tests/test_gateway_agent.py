@@ -29,6 +29,7 @@ import base64  # noqa: E402
 from google.genai import types as genai_types  # noqa: E402
 
 import translate  # noqa: E402
+from tests.conftest import encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
 from tests.sdk.requests import validate_request  # noqa: E402
 from translate.events import (  # noqa: E402
@@ -43,7 +44,6 @@ from translate.events import (  # noqa: E402
     ToolArgsDelta,
     Usage,
 )
-from translate.formats import encoder_class  # noqa: E402
 from translate.gateway import CLIENT_FORMATS  # noqa: E402
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAAB"
@@ -164,9 +164,7 @@ class AgentUpstream:
             assert results == {call_id: RESULTS[name] for call_id, name, _ in CALLS}, results
             events = text_answer(self.format)
         if streaming:
-            encoder = encoder_class(self.format)()
-            stream = b"".join(encoder.encode(e) for e in events) + encoder.end()
-            return Script(body=stream, delay=0)
+            return Script(body=encode_events(self.format, events), delay=0)
         return Script.json(translate.collect_events(events, self.format))
 
 

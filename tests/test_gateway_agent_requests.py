@@ -16,6 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
+from tests.conftest import encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
 from tests.sdk.requests import validate_request  # noqa: E402
 from tests.test_agent_requests import AGENTS, FORMATS, RECORDS, translate  # noqa: E402
@@ -29,17 +30,11 @@ from translate.events import (  # noqa: E402
     ToolArgsDelta,
     Usage,
 )
-from translate.formats import encoder_class  # noqa: E402
 from translate.gateway import DROPPED_HEADER  # noqa: E402
 from translate.request import convert_request  # noqa: E402
 
 LAST = {name: record for name, _, record in RECORDS}  # each agent's tool-result turn
 ANSWER = "The secret word is pelican."
-
-
-def stream_of(fmt: str, events: list[Event]) -> bytes:
-    encoder = encoder_class(fmt)()
-    return b"".join(encoder.encode(e) for e in events) + encoder.end()
 
 
 def text_answer(fmt: str) -> list[Event]:
@@ -52,7 +47,7 @@ def checked(fmt: str, served: Served) -> Script:
     """The upstream's check of each request (its SDK's type, unknown keys refused) and a text
     answer; a failed check reaches the test as a 599."""
     validate_request(fmt, served.body)
-    return Script(body=stream_of(fmt, text_answer(fmt)), delay=0)
+    return Script(body=encode_events(fmt, text_answer(fmt)), delay=0)
 
 
 def post(url: str, record: dict[str, Any]) -> httpx.Response:
@@ -168,7 +163,7 @@ def test_codex_gets_its_namespaced_call_back(upstream: str, stream: bool) -> Non
     def answer(served: Served) -> Script:
         validate_request(upstream, served.body)
         if stream:
-            return Script(body=stream_of(upstream, events), delay=0)
+            return Script(body=encode_events(upstream, events), delay=0)
         import translate as library
         return Script.json(library.collect_events(events, upstream))
 

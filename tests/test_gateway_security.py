@@ -19,8 +19,8 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
+from tests.conftest import encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
-from translate.formats import encoder_class  # noqa: E402
 from translate.gateway import serve  # noqa: E402
 from translate.gateway.redact import redact  # noqa: E402
 
@@ -28,18 +28,23 @@ ROOT = Path(__file__).resolve().parent.parent
 CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
 
 
+def chat_events(texts: list[str], input_tokens: int) -> list[Any]:
+    """A chat upstream's text answer in IR events: one delta per text, a token each."""
+    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
+
+    return [MessageStart(origin="chat", id="c1", model="up"), BlockStart(index=0, kind="text"),
+            *[TextDelta(index=0, text=text) for text in texts], BlockEnd(index=0),
+            Usage(input_tokens=input_tokens, output_tokens=len(texts)), Stop(reason="end_turn")]
+
+
 def chat_text(served: Served | None = None) -> Script:
     """A chat upstream's answer: streamed, or the final object when not asked to stream."""
     from translate import collect_events
-    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
 
-    events = [MessageStart(origin="chat", id="c1", model="up"), BlockStart(index=0, kind="text"),
-              TextDelta(index=0, text="hello"), BlockEnd(index=0),
-              Usage(input_tokens=3, output_tokens=1), Stop(reason="end_turn")]
+    events = chat_events(["hello"], 3)
     if served is not None and served.body.get("stream") is not True:
         return Script.json(collect_events(events, "chat"))
-    encoder = encoder_class("chat")()
-    return Script(body=b"".join(encoder.encode(e) for e in events) + encoder.end(), delay=0)
+    return Script(body=encode_events("chat", events), delay=0)
 
 
 @pytest.mark.parametrize(("headers", "status"), [
@@ -245,23 +250,11 @@ def test_version_and_upstream_headers(capsys: pytest.CaptureFixture[str]) -> Non
     assert settings.extra_headers == {"HTTP-Referer": "https://a.example", "X-Title": "my app"}
 
 
-def _chat_stream(text_pieces: int) -> bytes:
-    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
-
-    encoder = encoder_class("chat")()
-    events: list[Any] = [MessageStart(origin="chat", id="c1", model="up"),
-                         BlockStart(index=0, kind="text")]
-    events += [TextDelta(index=0, text=f"w{i} ") for i in range(text_pieces)]
-    events += [BlockEnd(index=0), Usage(input_tokens=11, output_tokens=text_pieces),
-               Stop(reason="end_turn")]
-    return b"".join(encoder.encode(e) for e in events) + encoder.end()
-
-
 def test_each_request_ends_in_one_access_line_naming_its_outcome(
         caplog: pytest.LogCaptureFixture) -> None:
     """A streamed answer, a refused request, an upstream that breaks off mid-stream and a
     client that goes away: one line each, written when the request ends, the outcome named."""
-    body = _chat_stream(20)
+    body = encode_events("chat", chat_events([f"w{i} " for i in range(20)], 11))
     scripts = iter([Script(body=body, delay=0),  # complete
                     Script(body=body, delay=0, cut_after=5),  # the upstream breaks off
                     Script(body=body, delay=0.2)])  # slow: the client leaves first

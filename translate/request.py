@@ -1245,12 +1245,7 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
         # the client forces a tool the upstream cannot run: the answer it expects is that call
         ctx.refuse(ctx.name("tool_choice"), f"it forces tool {choice.name!r}, which "
                    f"{target} cannot run", what="tool_choice", steering=False)
-        out.pop(_CHOICE_KEY[target], None)
+        out.pop(field_name(target, "tool_choice"), None)
     return RequestConversion(body=out, report=ctx.report, tool_names=ctx.tool_names,
                              headers=ctx.headers, stream=request.stream, model=request.model,
                              client_tools=ctx.client_tools)
-
-
-_CHOICE_KEY: dict[RequestFormat, str] = {"chat": "tool_choice", "responses": "tool_choice",
-                                         "messages": "tool_choice", "gemini": "toolConfig"}
-"""Where each format's body keeps the tool choice."""

@@ -206,7 +206,7 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
         gateway_log = log.read_text()
     answers = [e.answer for e in upstream.exchanges]
     looped = "tool_calls" in answers and "text" in answers[answers.index("tool_calls"):]
-    shown = all(w in done_text(output) for w in words)
+    shown = all(w in output for w in words)
     dropped = sorted({name for line in gateway_log.splitlines()
                       if (m := DROPPED.search(line))
                       for name in re.sub(r"\(\d+\)", "", m[1]).split(",")})
@@ -226,10 +226,6 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
                 " ".join(_short(e) for e in upstream.exchanges),
                 "yes" if any(e.reasoning_back for e in upstream.exchanges) else "no",
                 ", ".join(dropped) or "-", time.monotonic() - started, detail)
-
-
-def done_text(output: str) -> str:
-    return output
 
 
 def _short(exchange: Any) -> str:

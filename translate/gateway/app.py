@@ -36,7 +36,7 @@ import dataclasses
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
 import httpx
@@ -181,9 +181,9 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             try:
                 refused = refusal(settings, request.method, request.headers)
                 if refused is not None:  # what a web page could send (`guard`)
-                    kind, status, message = refused
+                    what, kind, status, message = refused
                     log.warning("refused %s %s: %s", request.method, request.url.path, message)
-                    access.refused(_GUARDS[status])
+                    access.refused(what)
                     raise _refuse(target, kind, message, status=status)
                 name = client_name(settings, request.headers, request.query_params)
                 if name is None:
@@ -238,8 +238,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                                                       conversion.model)
             dropped = _dropped_header(conversion)
             if conversion is not None:
-                access.dropped = _dropped_names(conversion)
-                access.count_losses(conversion.report.entries)
+                access.count_losses(conversion.report.entries)  # the request's, so far
+                access.dropped = _dropped_names(access.losses)
             try:
                 if source == "gemini" and not up_model:
                     raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
@@ -466,12 +466,9 @@ def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFor
     return conversion
 
 
-def _dropped_names(conversion: RequestConversion) -> str:
-    """What request translation dropped or changed, for the access line: each name once,
-    `name(N)` for N of them (a 12-item history's `bookkeeping(12)`)."""
-    counts: dict[str, int] = {}
-    for loss in conversion.report.entries:
-        counts[loss.what] = counts.get(loss.what, 0) + loss.count
+def _dropped_names(counts: Mapping[str, int]) -> str:
+    """What request translation dropped or changed (its losses by kind), for the access line:
+    each name once, `name(N)` for N of them (a 12-item history's `bookkeeping(12)`)."""
     return ",".join(what if n == 1 else f"{what}({n})" for what, n in counts.items())
 
 
@@ -491,9 +488,6 @@ def _stream_outcome(access: Access, converter: Converter, stream: EventStream) -
         access.outcome = "truncated"
     access.write()
 
-
-_GUARDS = {403: "origin", 421: "host", 415: "content-type"}
-"""The access log's name of each `guard` refusal, by its status."""
 
 _VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*(?:/|$)")
 

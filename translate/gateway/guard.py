@@ -13,7 +13,8 @@ with the page's name in `Host`. So, by default:
 - the `Host` header must name a loopback address, the address the gateway is bound to, or a
   host allowed by `Settings.allowed_hosts` (421 otherwise).
 
-`refusal` says which, if any; the app answers it in the client's own error shape.
+`refusal` says which, if any; the app answers it in the client's own error shape and names it
+in the access line.
 """
 
 from __future__ import annotations
@@ -50,24 +51,24 @@ def is_loopback(host: str) -> bool:
 
 
 def refusal(settings: Settings, method: str, headers: Mapping[str, str]
-            ) -> tuple[ErrorKind, int, str] | None:
-    """Why a request must be refused before it is read (its error kind, HTTP status and
-    message), or None."""
+            ) -> tuple[str, ErrorKind, int, str] | None:
+    """Why a request must be refused before it is read (what is refused: `origin`, `host` or
+    `content-type`; its error kind, HTTP status and message), or None."""
     origin = headers.get("origin")
     if origin is not None and origin not in settings.allowed_origins and (
             "*" not in settings.allowed_origins):
-        return ("permission", 403, f"requests from web pages (Origin {origin[:100]!r}) are "
-                "refused: this gateway spends its operator's provider key; allow the origin "
-                "with --allow-origin")
+        return ("origin", "permission", 403, f"requests from web pages (Origin "
+                f"{origin[:100]!r}) are refused: this gateway spends its operator's provider "
+                "key; allow the origin with --allow-origin")
     host = headers.get("host")
     if host is not None and not _host_allowed(settings, host):
-        return ("permission", 421, f"this gateway does not serve the host "
+        return ("host", "permission", 421, f"this gateway does not serve the host "
                 f"{host_name(host)[:100]!r}; allow it with --allow-host")
     if method == "POST":
         kind = headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if kind != "application/json":
-            return ("invalid_request", 415, "the request body must be application/json, not "
-                    f"{kind[:60] or 'unlabelled'!r}")
+            return ("content-type", "invalid_request", 415, "the request body must be "
+                    f"application/json, not {kind[:60] or 'unlabelled'!r}")
     return None
 
 

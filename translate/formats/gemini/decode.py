@@ -322,7 +322,8 @@ class GeminiDecoder(Machine[_State], Decoder):
         """The end of a stream whose last finishReason is final: the held usage, then the
         `Stop` of that reason."""
         out: list[Event] = []
-        stop = self._finish(self._reason or "STOP", out)  # the blocks close first
+        assert self._reason is not None  # FINISHED: a finishReason was read
+        stop = self._finish(self._reason, out)  # the blocks close first
         self._state = _DONE
         self._flush_usage(out)
         out.append(stop)
@@ -413,9 +414,7 @@ class GeminiDecoder(Machine[_State], Decoder):
 
     def _finish(self, raw_reason: str, out: list[Event]) -> Stop:
         reason = FINISH_TO_STOP.get(raw_reason)
-        if reason is None:  # a value newer than the table: the chunk itself was understood
-            if self.strict:
-                self._fail(f"unknown finishReason {raw_reason!r}")
+        if reason is None:  # newer than the table (strict mode refused it at its chunk)
             self.report.add("decode", self.format, "unknown",
                             f"unknown finishReason {raw_reason!r} read as end_turn")
             reason = "end_turn"

@@ -55,7 +55,6 @@ from .encode import (
     Item,
     abandoned_call,
     abandoned_image,
-    abandoned_kind_call,
     call_body,
     client_call_body,
     error_codes,
@@ -307,11 +306,12 @@ class ResponsesAccumulator(Accumulator):
                 parts = item.summary if slot.start.summary else item.content
                 parts[slot.part] = thought_part(slot.start.summary, text)
         elif kind == "tool_call":
-            if item.kind != "function_call":
-                item.body = (abandoned_kind_call(item.body, text) if failed
-                             else finished_kind_call(item.body, text, self.report))
-            else:
-                item.body = (abandoned_call if failed else finished_call)(item.body, text)
+            if failed:
+                item.body = abandoned_call(item.body, text)
+            elif item.kind == "function_call":
+                item.body = finished_call(item.body, text)
+            else:  # a custom or local_shell call (`client_tools`)
+                item.body = finished_kind_call(item.body, text, self.report)
             self._close(item)
         elif kind == "image":
             if failed and "result" not in slot.extra:

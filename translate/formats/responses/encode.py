@@ -84,7 +84,6 @@ __all__ = [
     "ResponsesEncoder",
     "abandoned_call",
     "abandoned_image",
-    "abandoned_kind_call",
     "call_body",
     "client_call_body",
     "error_codes",
@@ -652,8 +651,7 @@ class ResponsesEncoder(Machine[_State], Encoder):
         item = block.item
         if item is None:
             return
-        item.body = (abandoned_call if item.kind == "function_call" else abandoned_kind_call)(
-            item.body, "".join(block.frags))
+        item.body = abandoned_call(item.body, "".join(block.frags))
         self._close_item("incomplete")
 
     def _abandon_image(self, block: _Block) -> None:
@@ -792,12 +790,6 @@ def finished_kind_call(body: dict[str, Any], arguments: str,
     return {**body, "status": "completed", "action": action}
 
 
-def abandoned_kind_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
-    """A custom or local_shell call cut off by a failure: `incomplete`, with no input (its
-    function arguments never completed, and nothing is made up)."""
-    return {**body, "status": "incomplete"}
-
-
 def image_body(item_id: str) -> dict[str, Any]:
     """An image_generation_call item as it starts."""
     return {"id": item_id, "type": "image_generation_call", "status": "in_progress",
@@ -825,8 +817,11 @@ def finished_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
 
 
 def abandoned_call(body: dict[str, Any], arguments: str) -> dict[str, Any]:
-    """A tool call cut off by a failure: `incomplete`, the arguments as far as they came (never
-    a fabricated `}`)."""
+    """A tool call cut off by a failure: `incomplete`; a function call with its arguments as far
+    as they came (never a fabricated `}`), a custom or local_shell call with no input (its
+    function arguments never completed, and nothing is made up)."""
+    if body["type"] != "function_call":
+        return {**body, "status": "incomplete"}
     return {**body, "status": "incomplete", "arguments": arguments}
 
 
