@@ -632,7 +632,8 @@ def test_gemini_to_gemini_keeps_the_candidates_metadata_and_loses_nothing(path: 
     """Grounding metadata, URL-context metadata, safety ratings, finishMessage and prompt
     feedback go back on a gemini stream's last chunk and into its final object (the decoder
     keeps them in `Stop.envelope` when the target is gemini too); other targets still report
-    them. The one loss left: a second candidate, which the one-candidate IR cannot carry."""
+    them. A second candidate (`candidateCount: 2`), which the one-candidate IR does not
+    follow, goes back whole beside the first on the last chunk."""
     import translate
 
     body = path.read_bytes()
@@ -647,11 +648,10 @@ def test_gemini_to_gemini_keeps_the_candidates_metadata_and_loses_nothing(path: 
     report = LossReport()
     out = b"".join(translate.convert([body], source="gemini", target="gemini",
                                      on_error="emit", report=report))
-    expected_losses = {"candidate"} if path.stem == "two_candidates" else set()
-    assert {loss.what for loss in report.entries} == expected_losses
+    assert [loss.what for loss in report.entries] == []
     written = [json.loads(line[6:]) for line in out.decode().splitlines()
                if line.startswith("data: ")]
-    last = {k: v for c in written for cand in c.get("candidates", ())
+    last = {k: v for c in written for cand in c.get("candidates", ()) if cand["index"] == 0
             for k, v in cand.items() if k not in ("content", "finishReason", "index")}
     assert last == metadata
     if metadata:
@@ -663,3 +663,38 @@ def test_gemini_to_gemini_keeps_the_candidates_metadata_and_loses_nothing(path: 
         b"".join(translate.convert([body], source="gemini", target="messages",
                                    on_error="emit", report=other))
         assert set(metadata) <= {loss.what for loss in other.entries}
+
+
+def test_gemini_to_gemini_keeps_every_candidate() -> None:
+    """`candidateCount: 2`: the IR follows candidate 0; gemini -> gemini writes the others back
+    whole on the last chunk and in the final object, so google-genai rebuilds each candidate's
+    text and finish reason as the source had them; another target reports them."""
+    import translate
+
+    body = stream("two_candidates.sse")
+
+    def candidates(chunks: list[Any]) -> dict[int, tuple[str, Any]]:
+        texts: dict[int, str] = {}
+        finish: dict[int, Any] = {}
+        for chunk_ in chunks:
+            for cand in chunk_.candidates or ():
+                index = cand.index or 0
+                parts = (cand.content.parts if cand.content else None) or ()
+                texts[index] = texts.get(index, "") + "".join(p.text or "" for p in parts)
+                finish[index] = cand.finish_reason or finish.get(index)
+        return {i: (texts[i], finish[i]) for i in texts}
+
+    out = b"".join(translate.convert([body], source="gemini", target="gemini"))
+    def rebuilt(data: bytes) -> dict[int, tuple[str, Any]]:
+        with httpx.Client(transport=streaming_transport(data)) as client:
+            return candidates(chunks(client))
+
+    want = rebuilt(body)
+    assert want == {0: ("Red roses.", "STOP"), 1: ("Blue skies.", "STOP")}
+    assert rebuilt(out) == want
+    final = translate.collect([body], source="gemini", target="gemini")
+    assert [(c["index"], c["content"]["parts"], c["finishReason"]) for c in final["candidates"]] \
+        == [(0, [{"text": "Red roses."}], "STOP"), (1, [{"text": "Blue skies."}], "STOP")]
+    report = LossReport()
+    b"".join(translate.convert([body], source="gemini", target="chat", report=report))
+    assert [loss.what for loss in report.entries] == ["candidate"]

@@ -249,6 +249,7 @@ class GeminiAccumulator(Accumulator):
         out = {"candidates": [candidate]}
         if closing:  # a gemini source's metadata (groundingMetadata, safetyRatings, ...)
             candidate.update(closing.get("candidate") or {})
+            out["candidates"] += closing.get("candidates") or ()  # its other candidates
             if closing.get("promptFeedback"):
                 out["promptFeedback"] = closing["promptFeedback"]
         candidate["index"] = 0

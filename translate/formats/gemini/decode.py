@@ -42,7 +42,10 @@ non-blank byte `[` tells the form).
   after it, or after an error, is bad input.
 - `{"error": {code, message, status}}` in the stream (after HTTP 200) is an `Error`.
 - `candidateCount > 1`: only the candidate chosen by the `candidate` option is decoded; every
-  other index is reported once (`candidate`), as chat's `choice`.
+  other index is reported once (`candidate`), as chat's `choice`. With `keep_envelope` (a
+  gemini target) the others are kept instead, merged over the stream into whole candidate
+  objects in `Stop.envelope["candidates"]`, which the encoder writes on the last chunk beside
+  the decoded one: a same-format conversion loses no candidate (their text arrives at the end).
 - `end()` before a finish reason or an error -> `Error(kind="truncated")`; a streamed call cut
   off there is not emitted (its arguments are incomplete).
 
@@ -50,7 +53,8 @@ The envelope (idle, open, done) is `_MACHINE`; the made-up content block and a s
 are records of a `_blocks.Blocks`.
 
 What the IR cannot hold goes to the loss report: safety ratings, citation and grounding
-metadata, logprobs, finish messages, a block reason's message, other candidates.
+metadata, logprobs, finish messages, a block reason's message, other candidates (all of them
+kept for a gemini target).
 """
 
 from __future__ import annotations
@@ -215,6 +219,7 @@ class GeminiDecoder(Machine[_State], Decoder):
         self._usage: dict[str, Any] | None = None  # the last usage snapshot emitted
         self._held: dict[str, Any] | None = None  # the newest one, not emitted yet
         self._others: set[int] = set()  # candidate indexes reported as dropped
+        self._kept: dict[int, dict[str, Any]] = {}  # keep_envelope: the other candidates
         self._reason: str | None = None  # the last finishReason seen (FINISHED)
 
     # -- bytes in: SSE or a JSON array ----------------------------------------------------------
@@ -295,7 +300,9 @@ class GeminiDecoder(Machine[_State], Decoder):
                 if type(index) is not int or index < 0:
                     index = need_int(candidate, "index", "candidate")
                 if index != self.candidate:
-                    if index not in self._others:
+                    if self.keep_envelope:
+                        self._keep_other(index, candidate)
+                    elif index not in self._others:
                         self._others.add(index)
                         self.report.add("decode", self.format, "candidate",
                                         f"candidate {index} dropped (only candidate "
@@ -393,6 +400,29 @@ class GeminiDecoder(Machine[_State], Decoder):
         self._advance("finish")
         return None
 
+    def _keep_other(self, index: int, candidate: dict[str, Any]) -> None:
+        """keep_envelope: another candidate, merged over the stream into one candidate
+        object (its parts in order, a text part extending the text part before it, other
+        fields last value wins), which a gemini target writes back beside the decoded one."""
+        kept = self._kept.setdefault(index, {"content": {"parts": [], "role": "model"}})
+        for key, value in candidate.items():
+            if key != "content" and value is not None:
+                kept[key] = value
+        content = candidate.get("content")
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is not list:
+            return
+        merged: list[Any] = kept["content"]["parts"]
+        for part in parts:
+            last = merged[-1] if merged else None
+            if (type(part) is dict and type(last) is dict and _plain_text(part)
+                    and _plain_text(last, signed=True)
+                    and part.get("thought") == last.get("thought")
+                    and type(part["text"]) is str and type(last["text"]) is str):
+                merged[-1] = {**last, "text": last["text"] + part["text"]}
+            else:
+                merged.append(part)
+
     def _on_prompt_feedback(self, payload: dict[str, Any], out: list[Event]) -> Stop | None:
         feedback = opt_dict(payload, "promptFeedback", "chunk")
         if not feedback:
@@ -426,10 +456,13 @@ class GeminiDecoder(Machine[_State], Decoder):
             reason = "tool_use"  # Gemini says STOP after function calls; the IR says why
         self._close_all(out)
         envelope: dict[str, Any] | None = None
-        if self._metadata or self._feedback:  # (only filled with keep_envelope)
+        if self._metadata or self._feedback or self._kept:  # (only filled with keep_envelope)
             envelope = {"candidate": self._metadata} if self._metadata else {}
             if self._feedback:
                 envelope["promptFeedback"] = self._feedback
+            if self._kept:
+                envelope["candidates"] = [{**self._kept[i], "index": i}
+                                          for i in sorted(self._kept)]
         return Stop(reason=reason, raw_reason=raw_reason, envelope=envelope)
 
     def _on_error(self, payload: dict[str, Any]) -> list[Event]:
@@ -733,3 +766,10 @@ class _ArrayReader:
 
     def _fail(self, what: str) -> NoReturn:
         raise DecodeError(f"{self.format}: {what}", format=self.format, offset=self.offset)
+
+
+def _plain_text(part: dict[str, Any], *, signed: bool = False) -> bool:
+    """A part that holds text and nothing else (`thought` aside; with `signed`, a signature
+    too: text after it extends the signed part, as google-genai joins them)."""
+    extra = {"thought", "thoughtSignature", "thought_signature"} if signed else {"thought"}
+    return "text" in part and all(key == "text" or key in extra for key in part)

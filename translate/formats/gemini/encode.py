@@ -271,6 +271,7 @@ class GeminiEncoder(Machine[_State], Encoder):
         obj: dict[str, Any] = {"candidates": [candidate]}
         if closing:
             candidate.update(closing.get("candidate") or {})
+            obj["candidates"] += closing.get("candidates") or ()
             if closing.get("promptFeedback"):
                 obj["promptFeedback"] = closing["promptFeedback"]
         candidate["index"] = 0
