@@ -9,7 +9,9 @@ stream, or no connection); `truncated` (the upstream broke off mid-stream); `cli
 translation), `refused: auth`, `refused: origin`, `refused: host`, `refused: content-type`,
 `refused: request` (not JSON, too large, no such route), `refused: body`; `overloaded`; `error`
 (a gateway failure, logged with its traceback). `dropped` lists what request translation dropped
-or changed (the `x-stream-translate-dropped` names, `name(N)` for N of them). Never a key, a
+or changed (the `x-stream-translate-dropped` names, `name(N)` for N of them); `fallbacks=N` the
+upstreams of the route that failed before their answer, the upstream the one that answered
+(`->NAME`: its format, or its name in a config file). Never a key, a
 prompt or the query string. With `serve --log-format json` the same fields are a JSON object
 (`JSONFormatter`).
 """
@@ -40,7 +42,7 @@ class Access:
     client: str
     """The client's format."""
     upstream: str
-    """The upstream's format."""
+    """The upstream's name (its format, for the flags' one upstream), the last one tried."""
     key: str = "-"
     """The name of the client key presented (`-`: the gateway asks for none)."""
     model: str | None = None
@@ -50,6 +52,8 @@ class Access:
     input_tokens: int | None = None
     output_tokens: int | None = None
     dropped: str = ""
+    fallbacks: int = 0
+    """Upstreams of the route that failed before their answer, each followed by the next."""
     route: str = field(default="", repr=False)
     """The route's template (`/v1beta/models/{call}`), for the metrics."""
     losses: dict[str, int] = field(default_factory=dict, repr=False)
@@ -81,7 +85,8 @@ class Access:
         return (f"{self.method} {self.path} {self.client}->{self.upstream} key={self.key} "
                 f"model={model} status={self.status} ttfb={fields['ttfb']:.3f}s "
                 f"duration={fields['duration']:.3f}s tokens={tokens} outcome={self.outcome}"
-                + (f" dropped={self.dropped}" if self.dropped else ""))
+                + (f" dropped={self.dropped}" if self.dropped else "")
+                + (f" fallbacks={self.fallbacks}" if self.fallbacks else ""))
 
     def write(self) -> None:
         """Log the line (once, however often it is called)."""
@@ -100,7 +105,7 @@ class Access:
 
 
 _LOGGED = ("method", "path", "client", "upstream", "key", "model", "upstream_model", "status",
-           "outcome", "input_tokens", "output_tokens", "dropped")
+           "outcome", "input_tokens", "output_tokens", "dropped", "fallbacks")
 """The fields of the access line (and of its JSON object)."""
 
 

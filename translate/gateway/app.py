@@ -1,4 +1,4 @@
-"""The gateway's routes: four client APIs in front of one upstream of any of the four formats.
+"""The gateway's routes: four client APIs in front of upstreams of any of the four formats.
 
     POST /v1/chat/completions     OpenAI Chat Completions clients
     POST /v1/responses            OpenAI Responses clients
@@ -15,15 +15,19 @@ A Gemini client names the model and whether it streams in the URL, not the body:
 `RequestConversion.model` and `.stream`. A Gemini stream without `?alt=sse` (a JSON array, which
 google-genai never asks for) is refused with a 400 saying so.
 
-Per request: check the client's key (when one is configured); translate the request body from
-the client's format to the upstream's (`translate.request.convert_request`; the model name
-mapped first); send it with the upstream's auth; answer an upstream error status with the
-client's own (`translate.convert_error`); then either relay the stream (`Converter.astream`,
-emit mode, so bad upstream bytes and a broken connection end the client's stream with its own
-error event) or convert the final object (`translate.convert_object`) for `stream: false`.
-A client of the upstream's own format gets the upstream's request body and final objects
-unchanged, and its stream through the same converter (so that a broken upstream still ends
-with an error event).
+Per request: check the client's key (when one is configured); pick the route's hops for the
+client's model (`Settings.plan`: the one upstream and `model_map`, or a config file's routes);
+for each hop, until one answers: translate the request body from the client's format to the
+upstream's (`translate.request.convert_request`); send it with the upstream's auth; answer an
+upstream error status with the client's own (`translate.convert_error`); then either relay the
+stream (`Converter.astream`, emit mode, so bad upstream bytes and a broken connection end the
+client's stream with its own error event) or convert the final object
+(`translate.convert_object`) for `stream: false`. A hop that fails before the first byte of its
+answer (a retried status, no connection, a timeout; for a stream with a fallback left, silence
+past `first_byte_timeout`) gives the request to the next hop (`_Answer.retry`); after the first
+byte nothing is retried. A client of the upstream's own format gets the upstream's request body
+and final objects unchanged, and its stream through the same converter (so that a broken
+upstream still ends with an error event).
 
 Client-facing errors carry the provider's message or a plain sentence of ours, never a
 traceback, the upstream's URL or a key; the details go to the `translate.gateway` logger.
@@ -39,6 +43,7 @@ import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from typing import Any, NoReturn
 
+import anyio
 import httpx
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -62,8 +67,16 @@ from .guard import refusal
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
-from .settings import PATHS, Settings
-from .upstream import body_chunks, open_client
+from .settings import PATHS, Settings, Upstream
+from .upstream import (
+    RETRIED,
+    UpstreamBroke,
+    body_chunks,
+    first_bytes,
+    open_client,
+    retry_after,
+    timeout_of,
+)
 
 __all__ = ["DROPPED_HEADER", "create_app"]
 
@@ -75,11 +88,16 @@ Handler = Callable[[Request], Awaitable[Response | EventStream]]
 class _Answer(Exception):
     """Stop handling a request and answer with this error (raised inside the handlers)."""
 
-    def __init__(self, error: HTTPError, outcome: str | None = None) -> None:
+    def __init__(self, error: HTTPError, outcome: str | None = None,
+                 retry: float | None = None) -> None:
         super().__init__(error.message)
         self.error = error
         self.outcome = outcome
         """The access log's outcome (`access.Access`); None: a refusal of the request."""
+        self.retry = retry
+        """An upstream failure before the first byte of its answer, which the next upstream
+        of the route may answer instead: the seconds the upstream asked to wait before it is
+        tried again (`retry-after`, 0 when it said nothing); None: not for another upstream."""
 
 
 def _json_error(error: HTTPError) -> JSONResponse:
@@ -92,8 +110,9 @@ def _too_large(target: RequestFormat, limit: int) -> _Answer:
 
 
 def _refuse(target: RequestFormat, kind: ErrorKind, message: str,
-            status: int | None = None, outcome: str | None = None) -> _Answer:
-    return _Answer(error_for(target, kind, message, status=status), outcome)
+            status: int | None = None, outcome: str | None = None,
+            retry: float | None = None) -> _Answer:
+    return _Answer(error_for(target, kind, message, status=status), outcome, retry)
 
 
 class _Endpoint:
@@ -112,8 +131,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                ) -> Starlette:
     """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
     `transport` replaces the network (tests, `--demo`)."""
-    base = settings.base_url
-    source = settings.upstream_format
+    default = settings.default
     state: dict[str, httpx.AsyncClient] = {}
     metrics = Metrics()
 
@@ -126,7 +144,12 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             state["client"] = client
             yield
 
-    async def send(target: RequestFormat, request: httpx.Request) -> httpx.Response:
+    def build(upstream: Upstream, method: str, url: str, **options: Any) -> httpx.Request:
+        return state["client"].build_request(method, url, timeout=timeout_of(upstream, settings),
+                                             **options)
+
+    async def send(target: RequestFormat, request: httpx.Request,
+                   upstream: Upstream) -> httpx.Response:
         """Send to the upstream; a failure to get an answer becomes the client's error."""
         try:
             return await state["client"].send(request, stream=True)
@@ -135,19 +158,22 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             raise _refuse(target, "overloaded", "the gateway has no free upstream connection; "
                           "try again later", outcome="overloaded") from None
         except httpx.TimeoutException as exc:
-            log.warning("upstream timed out: %s: %s", type(exc).__name__, exc)
+            log.warning("upstream %s timed out: %s: %s", upstream.name, type(exc).__name__, exc)
             raise _refuse(target, "timeout", "the upstream did not answer in time",
-                          outcome="upstream_error") from None
+                          outcome="upstream_error", retry=0.0) from None
         except httpx.HTTPError as exc:
-            log.warning("upstream unreachable: %s: %s", type(exc).__name__, exc)
+            log.warning("upstream %s unreachable: %s: %s", upstream.name, type(exc).__name__,
+                        exc)
             raise _refuse(target, "api_error", "the upstream could not be reached",
-                          status=502, outcome="upstream_error") from None
+                          status=502, outcome="upstream_error", retry=0.0) from None
 
-    async def check_status(target: RequestFormat, response: httpx.Response) -> None:
+    async def check_status(target: RequestFormat, response: httpx.Response,
+                           upstream: Upstream) -> None:
         """An upstream error status, in the client's format (the response is then closed)."""
         status = response.status_code
         if status < 300:
             return
+        source = upstream.format
         try:
             # an error body is only quoted: what fits in the limit is enough to read it
             raw = await _read_capped(response, settings.max_body_bytes, target, truncate=True)
@@ -161,12 +187,13 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
                           status=502, outcome="upstream_error")
         error = convert_error(status, raw, response.headers, source=source, target=target)
         hint = ""
-        if status == 404 and not _VERSIONED.search(settings.base_url):
+        if status == 404 and not _VERSIONED.search(upstream.base_url):
             hint = (" (the upstream URL has no version path such as /v1: check "
                     "--upstream-url)")
-        log.info("upstream HTTP %d -> client HTTP %d (%s): %s%s", status, error.status,
-                 error.kind, error.message, hint)
-        raise _Answer(error, "upstream_error")
+        log.info("upstream %s HTTP %d -> client HTTP %d (%s): %s%s", upstream.name, status,
+                 error.status, error.kind, error.message, hint)
+        retry = retry_after(response.headers) if status in RETRIED or status >= 500 else None
+        raise _Answer(error, "upstream_error", retry)
 
     def guarded(client: RequestFormat | Callable[[Request], RequestFormat],
                 handler: Handler, route: str) -> _Endpoint:
@@ -177,7 +204,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         async def answer(request: Request) -> Response | EventStream:
             target = client if isinstance(client, str) else client(request)
             access = request.state.access = Access(request.method, request.url.path, target,
-                                                   source, route=route, sink=count)
+                                                   default.name, route=route, sink=count)
             try:
                 refused = refusal(settings, request.method, request.headers)
                 if refused is not None:  # what a web page could send (`guard`)
@@ -216,89 +243,132 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             url_stream: bool | None = None
             if target == "gemini":  # the model and the method are in the path
                 url_model, url_stream = _gemini_call(request)
-                url_model = settings.upstream_model(url_model)
             access: Access = request.state.access
-            if url_model is not None:
-                access.model, access.upstream_model = request.path_params["call"].rpartition(
-                    ":")[0], url_model
             body = await _read_json(request, target, settings.max_body_bytes)
-            model = body.get("model")
-            if isinstance(model, str) and target != "gemini":
-                body = {**body, "model": settings.upstream_model(model)}
-                access.model, access.upstream_model = model, body["model"]
-            if target == source:
-                upstream_body = body
-                streaming = url_stream if url_stream is not None else body.get("stream") is True
-                up_model = url_model
-                conversion = None
-            else:
-                conversion = _translate(body, target, source, settings, request, url_model,
-                                        url_stream)
-                upstream_body, streaming, up_model = (conversion.body, conversion.stream,
-                                                      conversion.model)
-            dropped = _dropped_header(conversion)
-            if conversion is not None:
-                access.count_losses(conversion.report.entries)  # the request's, so far
-                access.dropped = _dropped_names(access.losses)
-            try:
-                if source == "gemini" and not up_model:
-                    raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
-                                  "the request names none")
-                upstream = await send(target, state["client"].build_request(
-                    "POST", settings.endpoint(up_model, streaming), json=upstream_body,
-                    headers=upstream_headers(
-                        settings, request.headers,
-                        extra=dict(conversion.headers) if conversion else {},
-                        query=request.query_params)))
-                await check_status(target, upstream)
-            except _Answer as answer:  # the client still learns what its request lost
-                if dropped:
-                    answer.error = dataclasses.replace(
-                        answer.error, headers={**answer.error.headers, **dropped})
-                raise
-            ids = {**request_id_headers(upstream.headers, source=source, target=target),
-                   **dropped}
-            options: dict[str, Any] = {}
-            if conversion is not None and conversion.tool_names:
-                options["tool_names"] = dict(conversion.tool_names)
-            if conversion is not None and conversion.client_tools:  # a responses client's
-                options["client_tools"] = dict(conversion.client_tools)
-            if not streaming:
-                return await _final_object(upstream, source, target, ids, options,
-                                           settings.max_body_bytes, access)
-            if target == "chat":
-                usage = (body.get("stream_options") or {}).get("include_usage") is True
-                options["include_usage"] = usage
-            losses = LossReport()
-            # Also between equal formats: the converter is what ends a broken or garbled
-            # stream with the client's own error event instead of a clean-looking end.
-            converter = Converter(source, target, on_error="emit", report=losses, **options)
-
-            def done(stream: EventStream) -> None:
-                metrics.streams_open.dec()
-                _log_losses(source, target, losses)
-                access.count_losses(losses.entries)
-                _stream_outcome(access, converter, stream)
-
-            metrics.streams_open.inc()  # the server always runs the stream, which calls done
-            return EventStream(converter.astream(body_chunks(upstream)),
-                               keepalive=settings.keepalive_interval,
-                               keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
-                               else KEEPALIVE, headers=ids, on_done=done)
+            model = url_model if target == "gemini" else body.get("model")
+            plan = settings.plan(model if isinstance(model, str) else None)
+            if not plan:
+                raise _refuse(target, "not_found", f"no route for model {model!r} on this "
+                              "gateway", outcome="refused: model")
+            access.model = model if isinstance(model, str) else None
+            waited = 0.0
+            for hop, (upstream, up_model) in enumerate(plan):
+                access.upstream, access.upstream_model = upstream.name, up_model
+                fallback = plan[hop + 1][0] if hop + 1 < len(plan) else None
+                try:
+                    return await attempt(request, target, body, upstream, up_model, url_stream,
+                                         access, first_byte=fallback is not None)
+                except _Answer as answer:
+                    if fallback is None or answer.retry is None:
+                        raise
+                    # the next hop on the same upstream waits what it asked, within the limit
+                    wait = answer.retry if fallback is upstream else 0.0
+                    if waited + wait > settings.retry_wait_limit:
+                        raise
+                    reason = answer.error.kind if answer.error.status < 500 or \
+                        answer.error.kind != "api_error" else str(answer.error.status)
+                    log.warning("upstream %s failed before its answer (%s): trying %s%s",
+                                upstream.name, reason, fallback.name,
+                                f" in {wait:g}s" if wait else "")
+                    metrics.fallbacks.labels(upstream.name, fallback.name).inc()
+                    access.fallbacks += 1
+                    if wait:
+                        await anyio.sleep(wait)
+                        waited += wait
+            raise AssertionError("unreachable: the last hop returns or raises")
 
         return handle
 
+    async def attempt(request: Request, target: RequestFormat, body: dict[str, Any],
+                      upstream: Upstream, up_model: str | None, url_stream: bool | None,
+                      access: Access, *, first_byte: bool) -> Response | EventStream:
+        """One hop: the request in `upstream`'s format, its answer in the client's.
+        `first_byte`: a fallback is left, so a stream's first bytes are awaited here (a
+        failure before them is the next hop's turn)."""
+        source = upstream.format
+        if target != "gemini" and up_model is not None:
+            body = {**body, "model": up_model}
+        access.losses = {}  # (a failed hop's request losses are not this one's)
+        if target == source:
+            upstream_body = body
+            streaming = url_stream if url_stream is not None else body.get("stream") is True
+            conversion = None
+        else:
+            conversion = _translate(body, target, source, settings, request,
+                                    up_model if target == "gemini" else None, url_stream)
+            upstream_body, streaming, up_model = (conversion.body, conversion.stream,
+                                                  conversion.model)
+        dropped = _dropped_header(conversion)
+        if conversion is not None:
+            access.count_losses(conversion.report.entries)  # the request's, so far
+            access.dropped = _dropped_names(access.losses)
+        try:
+            if source == "gemini" and not up_model:
+                raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
+                              "the request names none")
+            response = await send(target, build(
+                upstream, "POST", upstream.endpoint(up_model, streaming), json=upstream_body,
+                headers=upstream_headers(
+                    upstream, request.headers,
+                    extra=dict(conversion.headers) if conversion else {},
+                    query=request.query_params)), upstream)
+            await check_status(target, response, upstream)
+            chunks = body_chunks(response)
+            if streaming and first_byte:
+                try:
+                    chunks = await first_bytes(chunks, upstream.first_byte_timeout
+                                               or upstream.timeout)
+                except UpstreamBroke as exc:
+                    log.warning("upstream %s: %s", upstream.name, exc)
+                    raise _refuse(target, "api_error", str(exc), status=502,
+                                  outcome="upstream_error", retry=0.0) from None
+        except _Answer as answer:  # the client still learns what its request lost
+            if dropped:
+                answer.error = dataclasses.replace(
+                    answer.error, headers={**answer.error.headers, **dropped})
+            raise
+        ids = {**request_id_headers(response.headers, source=source, target=target),
+               **dropped}
+        options: dict[str, Any] = {}
+        if conversion is not None and conversion.tool_names:
+            options["tool_names"] = dict(conversion.tool_names)
+        if conversion is not None and conversion.client_tools:  # a responses client's
+            options["client_tools"] = dict(conversion.client_tools)
+        if not streaming:
+            return await _final_object(response, source, target, ids, options,
+                                       settings.max_body_bytes, access)
+        if target == "chat":
+            usage = (body.get("stream_options") or {}).get("include_usage") is True
+            options["include_usage"] = usage
+        losses = LossReport()
+        # Also between equal formats: the converter is what ends a broken or garbled
+        # stream with the client's own error event instead of a clean-looking end.
+        converter = Converter(source, target, on_error="emit", report=losses, **options)
+
+        def done(stream: EventStream) -> None:
+            metrics.streams_open.dec()
+            _log_losses(source, target, losses)
+            access.count_losses(losses.entries)
+            _stream_outcome(access, converter, stream)
+
+        metrics.streams_open.inc()  # the server always runs the stream, which calls done
+        return EventStream(converter.astream(chunks),
+                           keepalive=settings.keepalive_interval,
+                           keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
+                           else KEEPALIVE, headers=ids, on_done=done)
+
     async def count_tokens(request: Request) -> Response:
-        if source != "messages":
+        if default.format != "messages":
             raise _refuse("messages", "not_found", "count_tokens is not available: the "
-                          f"upstream speaks {source}, which has no token counting endpoint")
+                          f"upstream speaks {default.format}, which has no token counting "
+                          "endpoint")
         body = await _read_json(request, "messages", settings.max_body_bytes)
         if isinstance(body.get("model"), str):
             body = {**body, "model": settings.upstream_model(body["model"])}
-        upstream = await send("messages", state["client"].build_request(
-            "POST", base + "/messages/count_tokens", json=body,
-            headers=upstream_headers(settings, request.headers)))
-        await check_status("messages", upstream)
+        upstream = await send("messages", build(
+            default, "POST", default.base_url + "/messages/count_tokens", json=body,
+            headers=upstream_headers(default, request.headers)), default)
+        await check_status("messages", upstream, default)
         try:
             raw = await _read_capped(upstream, settings.max_body_bytes, "messages")
         finally:
@@ -307,16 +377,16 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
 
     async def models(request: Request) -> Response:
         target = _models_client(request)
-        upstream = await send(target, state["client"].build_request(
-            "GET", base + "/models", headers=upstream_headers(
-                settings, request.headers, json=False, query=request.query_params)))
-        await check_status(target, upstream)
+        upstream = await send(target, build(
+            default, "GET", default.base_url + "/models", headers=upstream_headers(
+                default, request.headers, json=False, query=request.query_params)), default)
+        await check_status(target, upstream, default)
         try:
             raw = await _read_capped(upstream, settings.max_body_bytes, target)
         finally:
             await upstream.aclose()
         try:
-            if source == "gemini":  # {"models": [{"name": "models/gemini-2.5-flash", ...}]}
+            if default.format == "gemini":  # {"models": [{"name": "models/gemini-...", ...}]}
                 listed = [m["name"].removeprefix("models/") for m in json.loads(raw)["models"]
                           if isinstance(m.get("name"), str)]
             else:
@@ -325,7 +395,8 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         except (ValueError, KeyError, TypeError, AttributeError):
             raise _refuse(target, "bad_input", "the upstream's model list is not readable",
                           status=502) from None
-        aliases = [client for client, _ in settings.model_map if not _is_glob(client)]
+        aliases = [client for client, _ in settings.model_map if not _is_glob(client)] + [
+            route.model for route in settings.routes if not _is_glob(route.model)]
         return JSONResponse(_model_list(target, list(dict.fromkeys(aliases + listed))))
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -3,7 +3,7 @@
 A client authenticates the way its SDK does: Anthropic clients send `x-api-key`, OpenAI clients
 `Authorization: Bearer`, Gemini clients `x-goog-api-key` (or `?key=` in the URL). The upstream
 gets the header *it* expects (`x-goog-api-key` for gemini), with the gateway's upstream key;
-the client's own key is passed on only when `Settings.pass_client_key` says so (a key for one
+the client's own key is passed on only when `Upstream.pass_client_key` says so (a key for one
 provider is never sent to another by accident), and never in the upstream's URL.
 `anthropic-version` and `anthropic-beta` go to a messages upstream (the client's, else our
 default version); request translation decides what the other upstreams get for them.
@@ -14,7 +14,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Mapping
 
-from .settings import Settings
+from .settings import Settings, Upstream
 
 __all__ = ["client_key", "client_name", "upstream_headers"]
 
@@ -52,24 +52,24 @@ def client_name(settings: Settings, headers: Mapping[str, str],
     return found
 
 
-def upstream_headers(settings: Settings, client: Mapping[str, str], *,
+def upstream_headers(upstream: Upstream, client: Mapping[str, str], *,
                      extra: Mapping[str, str] | None = None, json: bool = True,
                      query: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The headers of one upstream request: auth in the upstream's style, provider headers."""
-    key = settings.api_key
-    if key is None and settings.pass_client_key:
+    """The headers of one request to `upstream`: auth in its style, provider headers."""
+    key = upstream.api_key
+    if key is None and upstream.pass_client_key:
         key = client_key(client, query)
-    headers = dict(settings.extra_headers)
+    headers = dict(upstream.extra_headers)
     if json:
         headers["content-type"] = "application/json"
-    if settings.upstream_format == "messages":
-        headers["anthropic-version"] = client.get("anthropic-version") or settings.anthropic_version
+    if upstream.format == "messages":
+        headers["anthropic-version"] = client.get("anthropic-version") or upstream.anthropic_version
         beta = client.get("anthropic-beta")
         if beta:
             headers["anthropic-beta"] = beta
         if key:
             headers["x-api-key"] = key
-    elif settings.upstream_format == "gemini":
+    elif upstream.format == "gemini":
         if key:
             headers["x-goog-api-key"] = key
     elif key:

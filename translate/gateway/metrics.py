@@ -8,18 +8,26 @@ Each request's access record (`access.Access`, written once when the request end
     stream_translate_losses_total{kind}       loss-report entries (request and answer) by kind
     stream_translate_upstream_errors_total{upstream, outcome}   upstream_error, truncated,
                                               bad_upstream, overloaded
+    stream_translate_fallbacks_total{upstream, to}   an upstream failed before its answer and
+                                              the route's next one was tried
     stream_translate_streams_open             streams being relayed now
 
-Labels are formats, route templates (`/v1beta/models/{call}`, never a model or a path with a
-key), status codes and outcome words: no prompt text, no key, no unbounded value. One registry
-per app, so several apps in one process (tests) keep their own counts.
+Under `serve --workers N` each process counts in files under `PROMETHEUS_MULTIPROC_DIR` (set by
+`serve`) and `/metrics`, whichever worker answers it, adds all of them up (prometheus_client's
+multiprocess mode; the open-streams gauge is the live sum).
+
+Labels are formats, upstream names, route templates (`/v1beta/models/{call}`, never a model or
+a path with a key), status codes and outcome words: no prompt text, no key, no unbounded value.
+One registry per app, so several apps in one process (tests) keep their own counts.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.multiprocess import MultiProcessCollector
 
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
@@ -51,8 +59,12 @@ class Metrics:
         self.upstream_errors = Counter("stream_translate_upstream_errors",
                                        "Requests the upstream failed", ("upstream", "outcome"),
                                        registry=r)
+        self.fallbacks = Counter("stream_translate_fallbacks",
+                                 "Upstreams that failed before their answer, by the next tried",
+                                 ("upstream", "to"), registry=r)
         self.streams_open = Gauge("stream_translate_streams_open",
-                                  "Streams being relayed now", registry=r)
+                                  "Streams being relayed now", registry=r,
+                                  multiprocess_mode="livesum")
 
     def observe(self, fields: dict[str, Any], route: str, losses: dict[str, int]) -> None:
         """Count one ended request (its access fields, its route template, its losses)."""
@@ -68,4 +80,8 @@ class Metrics:
             self.upstream_errors.labels(upstream, word).inc()
 
     def exposition(self) -> bytes:
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # every worker's counts
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry)
         return generate_latest(self.registry)

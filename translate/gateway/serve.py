@@ -12,17 +12,22 @@ request.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
+import sys
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from .. import __version__
 from .access import JSONFormatter
+from .config import Config, ConfigError, load_config, route_table
 from .guard import is_loopback
 from .redact import install_redaction
-from .settings import CLIENT_FORMATS, Settings
+from .settings import CLIENT_FORMATS, Settings, Upstream
 
 __all__ = ["client_keys", "main", "parser", "settings_from_args", "startup_line"]
 
@@ -50,6 +55,16 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
         "upstream of any of those formats, translating requests, streams, final objects and "
         "errors.")
     p.add_argument("--version", action="version", version=f"stream-translate {__version__}")
+    p.add_argument("--config", default=default("config"), metavar="FILE",
+                   help="a TOML file naming several upstreams and routing client models to "
+                   "them, with fallbacks (docs/gateway.md); replaces the --upstream-* flags "
+                   "and --model-map")
+    p.add_argument("--check-config", action="store_true",
+                   help="read the --config file, print its route table and exit (2 on a "
+                   "mistake, naming its line)")
+    p.add_argument("--workers", type=int, default=default("workers", "1"), metavar="N",
+                   help="serve from N processes on one port (uvicorn's workers; no shared "
+                   "state, /metrics adds them up) (1)")
     p.add_argument("--upstream-url", default=default("upstream-url"), metavar="URL",
                    help="the upstream's base URL including /v1 (e.g. https://api.openai.com/v1); "
                    "for gemini https://generativelanguage.googleapis.com (/v1beta is added)")
@@ -163,6 +178,12 @@ def client_keys(args: argparse.Namespace, p: argparse.ArgumentParser,
 def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser,
                        env: Mapping[str, str] = os.environ) -> Settings:
     """Validated `Settings` (usage errors exit through `p.error`)."""
+    if args.workers < 1:
+        p.error("--workers must be at least 1")
+    if args.config:
+        return _settings_from_config(args, p, env)
+    if args.check_config:
+        p.error("--check-config needs --config FILE")
     pairs = _pairs(args.model_map, "--model-map", p)
     if args.demo:
         args.upstream_format = args.demo.split("-", 1)[0]
@@ -173,41 +194,101 @@ def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser,
         settings = Settings(
             upstream_url=args.upstream_url, upstream_format=args.upstream_format,
             api_key=args.upstream_api_key or None, pass_client_key=args.pass_client_key,
-            client_key=args.client_key or None, client_keys=tuple(client_keys(args, p, env)),
-            model_map=tuple(pairs), timeout=args.timeout,
-            connect_timeout=args.connect_timeout, max_connections=args.max_connections,
-            max_body_bytes=args.max_body_bytes,
-            keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
-            strict=args.strict, extra_headers=dict(_pairs(args.upstream_header,
-                                                          "--upstream-header", p)),
-            allowed_origins=tuple(args.allow_origin), allowed_hosts=tuple(args.allow_host),
-            bind_host=args.host)
+            model_map=tuple(pairs),
+            extra_headers=dict(_pairs(args.upstream_header, "--upstream-header", p)),
+            **_server_settings(args, p, env))
     except ValueError as exc:
         p.error(str(exc))
-    holds_key = settings.api_key is not None and not args.demo
+    _check_exposure(settings, args, p)
+    return settings
+
+
+def _server_settings(args: argparse.Namespace, p: argparse.ArgumentParser,
+                     env: Mapping[str, str]) -> dict[str, Any]:
+    """The `Settings` fields of the gateway itself (clients, limits, modes), from the flags."""
+    return dict(
+        client_key=args.client_key or None, client_keys=tuple(client_keys(args, p, env)),
+        timeout=args.timeout, connect_timeout=args.connect_timeout,
+        max_connections=args.max_connections, max_body_bytes=args.max_body_bytes,
+        keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
+        strict=args.strict, allowed_origins=tuple(args.allow_origin),
+        allowed_hosts=tuple(args.allow_host), bind_host=args.host)
+
+
+def _settings_from_config(args: argparse.Namespace, p: argparse.ArgumentParser,
+                          env: Mapping[str, str]) -> Settings:
+    """`Settings` from `--config` (the upstream flags would contradict it: refused)."""
+    given = [flag for flag, value in (
+        ("--upstream-url", args.upstream_url), ("--upstream-format", args.upstream_format),
+        ("--upstream-api-key", args.upstream_api_key), ("--model-map", args.model_map),
+        ("--upstream-header", args.upstream_header), ("--pass-client-key",
+                                                      args.pass_client_key),
+        ("--demo", args.demo)) if value]
+    if given:
+        p.error(f"--config names the upstreams and routes: drop {', '.join(given)}")
+    try:
+        config = load_config(args.config, env, timeout=args.timeout,
+                             connect_timeout=args.connect_timeout)
+    except ConfigError as exc:  # (the file is wrong, not the command line: no usage text)
+        p.exit(2, f"stream-translate serve: error: {exc}\n")
+    first = config.upstreams[0]
+    try:
+        settings = Settings(upstream_url=first.url, upstream_format=first.format,
+                            api_key=first.api_key, upstreams=config.upstreams,
+                            routes=config.routes, retry_wait_limit=config.retry_wait_limit,
+                            **_server_settings(args, p, env))
+    except ValueError as exc:
+        p.exit(2, f"stream-translate serve: error: {args.config}: {exc}\n")
+    if not args.check_config:
+        _check_exposure(settings, args, p)
+    return settings
+
+
+def _check_exposure(settings: Settings, args: argparse.Namespace,
+                    p: argparse.ArgumentParser) -> None:
+    """Refuse to spend an upstream key for anyone on the network who asks."""
+    holds_key = any(upstream.api_key for upstream in settings.upstreams) and not args.demo
     if not is_loopback(args.host) and holds_key and not settings.auth_required \
             and not args.allow_open_network:
         p.error(f"--host {args.host} is reachable from the network, and this gateway holds an "
                 "upstream key but asks its clients for none: set a client key "
                 "(STREAM_TRANSLATE_CLIENT_KEY, STREAM_TRANSLATE_CLIENT_KEYS or "
                 "--client-keys-file), or pass --allow-open-network to serve anyone on purpose")
-    return settings
 
 
 def startup_line(settings: Settings, args: argparse.Namespace) -> str:
     """What the gateway exposes, said once at startup (never a key)."""
     keys = [name for name, _ in settings.client_keys] + (
         ["client-key"] if settings.client_key else [])
-    where = "a bundled example (--demo)" if args.demo else (
-        f"{settings.upstream_format} upstream {_redacted_url(settings.upstream_url)}")
-    return (f"stream-translate {__version__} on http://{args.host}:{args.port} -> {where}; "
-            f"upstream key {'set' if settings.api_key else 'none'}"
-            f"{', client keys passed on' if settings.pass_client_key else ''}; client auth "
+    if args.demo:
+        where = "a bundled example (--demo)"
+    elif args.config:
+        where = "upstreams " + ", ".join(_described(upstream) for upstream in settings.upstreams)
+    else:
+        where = f"{settings.upstream_format} upstream {_described(settings.default)}"
+    if settings.routes:
+        routing = "routes " + ", ".join(
+            f"{route.model}=" + ">".join(hop.upstream for hop in route.hops)
+            for route in settings.routes)
+    else:
+        routing = ("model map " + (", ".join(f"{c}={u}" for c, u in settings.model_map)
+                                   or "none"))
+    return (f"stream-translate {__version__} on http://{args.host}:{args.port}"
+            f"{f' ({args.workers} workers)' if args.workers > 1 else ''} -> {where}; "
+            f"client auth "
             f"{'on (' + ', '.join(keys) + ')' if keys else 'OFF: anyone who reaches the port'}; "
-            f"model map {', '.join(f'{c}={u}' for c, u in settings.model_map) or 'none'}; "
+            f"{routing}; "
             f"mode {'lenient' if settings.lenient else 'strict' if settings.strict else 'default'}"
             f"; origins {', '.join(settings.allowed_origins) or 'none'}; "
             f"hosts {', '.join(('loopback', args.host, *settings.allowed_hosts))}")
+
+
+def _described(upstream: Upstream) -> str:
+    """An upstream for the startup line: its URL without secrets, whether a key is set."""
+    key = "upstream key set" if upstream.api_key else (
+        "client keys passed on" if upstream.pass_client_key else "no upstream key")
+    name = "" if upstream.name == upstream.format else f"{upstream.name}: {upstream.format} "
+    return f"{name}{_redacted_url(upstream.url)} ({key})"
 
 
 def _redacted_url(url: str) -> str:
@@ -219,35 +300,81 @@ def _redacted_url(url: str) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
+"""prometheus_client's multiprocess mode: each worker writes its counts under this directory,
+and `/metrics` adds them up (`metrics.Metrics.exposition`)."""
+
+_WORKER_ARGV = _ENV + "WORKER_ARGV"
+"""How `--workers N` hands its arguments to the worker processes (each builds its own app)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the gateway until interrupted; returns the exit status."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     p = parser()
     args = p.parse_args(argv)
     settings = settings_from_args(args, p)
+    if args.check_config:
+        print(f"{args.config}: {len(settings.upstreams)} upstreams, {len(settings.routes)} "
+              "routes")
+        for upstream in settings.upstreams:
+            print(f"  upstream {_described(upstream)}")
+        print(route_table(Config(settings.upstreams, settings.routes)))
+        return 0
     try:
         import uvicorn
 
         from .app import create_app
-        from .upstream import demo_transport
     except ImportError as exc:
         p.exit(2, f"stream-translate serve: needs the gateway extra "
                   f"(pip install 'stream-translate[gateway]'): {exc}\n")
-    transport = None
-    if args.demo:
-        from ..cli import examples
+    transport = _demo_transport(args, p)
+    _setup_logging(args)
+    logging.getLogger("translate.gateway").warning(startup_line(settings, args))
+    # log_config=None: uvicorn's records go through our handler (one format, redacted)
+    options: dict[str, Any] = dict(host=args.host, port=args.port, log_level=args.log_level,
+                                   log_config=None, timeout_graceful_shutdown=5)
+    if args.workers > 1:
+        # each worker process builds the app from the same arguments (uvicorn imports the
+        # factory by name), and the metrics of all of them are added up (`metrics.py`)
+        os.environ[_WORKER_ARGV] = json.dumps(argv)
+        if MULTIPROCESS_DIR not in os.environ:
+            os.environ[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="stream-translate-metrics-")
+        uvicorn.run("translate.gateway.serve:worker_app", factory=True, workers=args.workers,
+                    **options)
+    else:
+        uvicorn.run(create_app(settings, transport=transport), **options)
+    return 0
 
-        if args.demo not in examples():
-            p.error(f"unknown example {args.demo!r}; one of: {', '.join(examples())}")
-        if args.upstream_format not in CLIENT_FORMATS:
-            p.error(f"--demo needs a chat, responses or messages example, not {args.demo!r}")
-        transport = demo_transport(args.demo)
+
+def worker_app() -> Any:
+    """The app of one `--workers` process, from the arguments `main` handed down."""
+    from .app import create_app
+
+    p = parser()
+    args = p.parse_args(json.loads(os.environ[_WORKER_ARGV]))
+    settings = settings_from_args(args, p)
+    _setup_logging(args)
+    return create_app(settings, transport=_demo_transport(args, p))
+
+
+def _demo_transport(args: argparse.Namespace, p: argparse.ArgumentParser) -> Any:
+    """`--demo`'s upstream (None without it)."""
+    if not args.demo:
+        return None
+    from ..cli import examples
+    from .upstream import demo_transport
+
+    if args.demo not in examples():
+        p.error(f"unknown example {args.demo!r}; one of: {', '.join(examples())}")
+    if args.upstream_format not in CLIENT_FORMATS:
+        p.error(f"--demo needs a chat, responses or messages example, not {args.demo!r}")
+    return demo_transport(args.demo)
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
     handler = logging.StreamHandler()
     handler.setFormatter(JSONFormatter() if args.log_format == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(level=args.log_level.upper(), handlers=[handler])
+    logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
     install_redaction()
-    logging.getLogger("translate.gateway").warning(startup_line(settings, args))
-    # log_config=None: uvicorn's records go through the handler above (one format, redacted)
-    uvicorn.run(create_app(settings, transport=transport), host=args.host, port=args.port,
-                log_level=args.log_level, log_config=None, timeout_graceful_shutdown=5)
-    return 0

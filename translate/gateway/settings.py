@@ -1,19 +1,23 @@
-"""The gateway's configuration: one upstream, how to reach it, and what clients may do.
+"""The gateway's configuration: its upstreams, which model goes where, and what clients may do.
 
 Only data lives here (no I/O): `Settings` is built by `stream-translate serve` from its flags
-and by tests directly, and read by the app, the upstream client and the auth mapping.
+(one upstream, the shorthand) or from a config file (`config.py`: several `Upstream`s and the
+`Route`s between them), and by tests directly; the app, the upstream client and the auth
+mapping read it.
 """
 
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
     from ..request import RequestFormat
 
-__all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "Settings", "gemini_path"]
+__all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "Hop", "Route", "Settings", "Upstream",
+           "gemini_path"]
 
 PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
@@ -36,8 +40,72 @@ def gemini_path(model: str, stream: bool) -> str:
 
 
 @dataclass(frozen=True)
+class Upstream:
+    """One provider the gateway relays to: where, in which format, with which key."""
+
+    name: str
+    """What the access log, the metrics and the routes call it."""
+    url: str
+    """Base URL including the version (see `Settings.upstream_url`)."""
+    format: RequestFormat
+    api_key: str | None = None
+    pass_client_key: bool = False
+    anthropic_version: str = "2023-06-01"
+    timeout: float = 600.0
+    """Seconds to wait for the upstream's next bytes."""
+    connect_timeout: float = 10.0
+    first_byte_timeout: float | None = None
+    """Seconds to wait for the first byte of a streamed answer when the route has a fallback
+    left (None: `timeout`); past it the next upstream is tried."""
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.format not in CLIENT_FORMATS:
+            raise ValueError(f"upstream format must be one of {', '.join(CLIENT_FORMATS)}, "
+                             f"not {self.format!r}")
+        if not self.url.startswith(("http://", "https://")):
+            raise ValueError(f"upstream URL must start with http:// or https://, "
+                             f"not {self.url!r}")
+
+    @property
+    def base_url(self) -> str:
+        """The URL without a trailing `/`; for gemini with its API version."""
+        base = self.url.rstrip("/")
+        if self.format == "gemini" and base.rsplit("/", 1)[-1] not in GEMINI_VERSIONS:
+            base += "/v1beta"
+        return base
+
+    def endpoint(self, model: str | None, stream: bool) -> str:
+        """The URL of one call (for gemini the model and the method are in the path; a gemini
+        call without a model is refused by the caller)."""
+        if self.format == "gemini":
+            return self.base_url + gemini_path(model or "", stream)
+        return self.base_url + PATHS[self.format]
+
+
+@dataclass(frozen=True)
+class Hop:
+    """One attempt of a route: an upstream and the model name it is asked for (None: the
+    client's own)."""
+
+    upstream: str
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Route:
+    """Client models matching `model` (a glob) go to the first hop; a 429, 5xx, 529, connect
+    error or timeout before the first byte of its answer moves to the next."""
+
+    model: str
+    hops: tuple[Hop, ...]
+
+
+@dataclass(frozen=True)
 class Settings:
-    """The one upstream this gateway relays to, and its limits."""
+    """The upstreams this gateway relays to, the routes between them, and its limits.
+    `upstream_url`, `upstream_format`, `api_key`, `model_map`, ... describe one upstream (the
+    flags' shorthand); `upstreams` and `routes` replace them when given (a config file)."""
 
     upstream_url: str
     """Base URL including the version, e.g. `https://api.openai.com/v1`; for gemini the host
@@ -93,14 +161,31 @@ class Settings:
     `x-stream-translate-dropped` header."""
     extra_headers: dict[str, str] = field(default_factory=dict)
     """Sent to the upstream with every request (e.g. an organisation header)."""
+    upstreams: tuple[Upstream, ...] = ()
+    """Named upstreams (a config file); empty: the one the fields above describe, named after
+    its format. The first is the default: `/v1/models` and `count_tokens` ask it."""
+    routes: tuple[Route, ...] = ()
+    """Client model globs -> hops, tried in order, the first match wins (a config file); empty:
+    every model goes to the one upstream, renamed by `model_map`."""
+    retry_wait_limit: float = 10.0
+    """The most seconds one request spends waiting for `retry-after` across its hops."""
 
     def __post_init__(self) -> None:
-        if self.upstream_format not in CLIENT_FORMATS:
-            raise ValueError(f"upstream format must be one of {', '.join(CLIENT_FORMATS)}, "
-                             f"not {self.upstream_format!r}")
-        if not self.upstream_url.startswith(("http://", "https://")):
-            raise ValueError(f"upstream URL must start with http:// or https://, "
-                             f"not {self.upstream_url!r}")
+        if not self.upstreams:
+            object.__setattr__(self, "upstreams", (Upstream(
+                self.upstream_format, self.upstream_url, self.upstream_format, self.api_key,
+                self.pass_client_key, self.anthropic_version, self.timeout,
+                self.connect_timeout, extra_headers=self.extra_headers),))
+        names = [upstream.name for upstream in self.upstreams]
+        if len(set(names)) != len(names):
+            raise ValueError("upstream names must be distinct")
+        for route in self.routes:
+            if not route.hops:
+                raise ValueError(f"route {route.model!r} has no upstream")
+            for hop in route.hops:
+                if hop.upstream not in names:
+                    raise ValueError(f"route {route.model!r} names no upstream "
+                                     f"{hop.upstream!r} (there are {', '.join(names)})")
         if self.lenient and self.strict:
             raise ValueError("lenient and strict exclude each other")
         if self.max_connections < 1:
@@ -111,10 +196,12 @@ class Settings:
         if len(set(names)) != len(names) or not all(names) or not all(
                 key for _, key in self.client_keys):
             raise ValueError("client keys need a name and a key each, and distinct names")
-        if self.pass_client_key and self.auth_required and self.api_key is None:
-            # the client's key would be the gateway's own, sent to the provider as its key
-            raise ValueError("pass_client_key with client_key needs api_key: the key clients "
-                             "present to this gateway must not be sent to the upstream")
+        for upstream in self.upstreams:
+            if upstream.pass_client_key and self.auth_required and upstream.api_key is None:
+                # the client's key would be the gateway's own, sent to the provider as its key
+                raise ValueError("pass_client_key with client_key needs api_key: the key "
+                                 "clients present to this gateway must not be sent to the "
+                                 "upstream")
 
     @property
     def auth_required(self) -> bool:
@@ -122,19 +209,23 @@ class Settings:
         return self.client_key is not None or bool(self.client_keys)
 
     @property
-    def base_url(self) -> str:
-        """The upstream URL without a trailing `/`; for gemini with its API version."""
-        base = self.upstream_url.rstrip("/")
-        if self.upstream_format == "gemini" and base.rsplit("/", 1)[-1] not in GEMINI_VERSIONS:
-            base += "/v1beta"
-        return base
+    def default(self) -> Upstream:
+        """The first upstream: `/v1/models` and `count_tokens` ask it."""
+        return self.upstreams[0]
 
-    def endpoint(self, model: str | None, stream: bool) -> str:
-        """The URL of one call to the upstream (for gemini the model and the method are in the
-        path; a gemini call without a model is refused by the caller)."""
-        if self.upstream_format == "gemini":
-            return self.base_url + gemini_path(model or "", stream)
-        return self.base_url + PATHS[self.upstream_format]
+    def upstream(self, name: str) -> Upstream:
+        return next(upstream for upstream in self.upstreams if upstream.name == name)
+
+    def plan(self, model: str | None) -> list[tuple[Upstream, str | None]]:
+        """The hops for a client's model, in order: each an upstream and the model it is asked
+        for; empty when no route matches (`routes`, first match; else `model_map`)."""
+        if not self.routes:
+            return [(self.default, None if model is None else self.upstream_model(model))]
+        for route in self.routes:
+            if fnmatch.fnmatchcase(model or "", route.model):
+                return [(self.upstream(hop.upstream), hop.model or model)
+                        for hop in route.hops]
+        return []
 
     def upstream_model(self, model: str) -> str:
         """The upstream's name for a client's model (`model_map`; unchanged when none fits)."""

@@ -10,17 +10,22 @@ names no URL, host or key, because the converter writes it into the client's str
 
 from __future__ import annotations
 
+import contextlib
+import datetime
+import email.utils
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from importlib.resources import files
+from typing import Final
 
 import anyio
 import httpx
 
 from ..formats import FORMATS, unknown_format
-from .settings import Settings
+from .settings import Settings, Upstream
 
-__all__ = ["UpstreamBroke", "body_chunks", "demo_transport", "open_client"]
+__all__ = ["RETRIED", "UpstreamBroke", "body_chunks", "demo_transport", "first_bytes",
+           "open_client", "retry_after", "timeout_of"]
 
 log = logging.getLogger("translate.gateway")
 
@@ -32,15 +37,80 @@ class UpstreamBroke(Exception):
 def open_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None
                 ) -> httpx.AsyncClient:
     """The pooled client for the upstream (close it with `aclose()`)."""
-    timeout = httpx.Timeout(settings.connect_timeout, read=settings.timeout,
-                            write=settings.connect_timeout, pool=settings.pool_timeout)
+    timeout = timeout_of(settings.default, settings)
     limits = httpx.Limits(max_connections=settings.max_connections,
                           max_keepalive_connections=min(settings.max_connections, 100))
     return httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport,
                              follow_redirects=False, trust_env=False)
 
 
-async def body_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
+RETRIED: Final = frozenset({408, 409, 429})
+"""Error statuses below 500 that another upstream may answer (timeout, conflict, rate limit);
+every 5xx (529: Anthropic's overloaded) is one too."""
+
+RETRY_AFTER_LIMIT: Final = 3600.0
+"""A `retry-after` larger than this (or unreadable) counts as this: no request waits for it."""
+
+
+def timeout_of(upstream: Upstream, settings: Settings) -> httpx.Timeout:
+    """One request's timeouts: the upstream's, and the gateway's wait for a free connection."""
+    return httpx.Timeout(upstream.connect_timeout, read=upstream.timeout,
+                         write=upstream.connect_timeout, pool=settings.pool_timeout)
+
+
+def retry_after(headers: httpx.Headers) -> float:
+    """Seconds the upstream asked to wait (`retry-after-ms`, `retry-after` in seconds or as an
+    HTTP date); 0 when it said nothing."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        with contextlib.suppress(ValueError):
+            return min(max(float(millis) / 1000, 0.0), RETRY_AFTER_LIMIT)
+    value = headers.get("retry-after")
+    if value is None:
+        return 0.0
+    try:
+        return min(max(float(value), 0.0), RETRY_AFTER_LIMIT)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return RETRY_AFTER_LIMIT
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.timezone.utc)
+    seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return min(max(seconds, 0.0), RETRY_AFTER_LIMIT)
+
+
+async def first_bytes(chunks: AsyncGenerator[bytes, None], seconds: float
+                      ) -> AsyncGenerator[bytes, None]:
+    """`chunks` once its first bytes have come within `seconds` (they are yielded first);
+    raises `UpstreamBroke` (and closes `chunks`) when they do not: the upstream stalled, broke
+    off or sent an empty body."""
+    try:
+        with anyio.fail_after(seconds):
+            first = await chunks.__anext__()
+    except TimeoutError:
+        await chunks.aclose()
+        raise UpstreamBroke(f"the upstream sent nothing within {seconds:g}s") from None
+    except StopAsyncIteration:
+        raise UpstreamBroke("the upstream's answer was empty") from None
+    except UpstreamBroke:
+        await chunks.aclose()
+        raise
+
+    async def joined() -> AsyncGenerator[bytes, None]:
+        try:
+            yield first
+            async for chunk in chunks:
+                yield chunk
+        finally:
+            await chunks.aclose()
+
+    return joined()
+
+
+async def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
     """The upstream body (content-encoding undone); closing this generator closes the upstream
     connection, shielded from the cancellation of a client that hung up."""
     try:
