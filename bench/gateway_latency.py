@@ -7,7 +7,7 @@ arrival - write. Run once straight at the upstream and once through the gateway
 (`stream-translate serve` in a subprocess, default flags) for each client format; the added
 latency is the gateway's median minus the direct median. A script, not a test: nothing here
 asserts a timing. The upstream and the client share this process (and its GIL) in every run.
-A floor relay (uvicorn + Starlette + httpx passing the bytes through untouched) is measured too,
+A floor relay (bench/naive_relay.py: uvicorn + Starlette + httpx, bytes untouched) is measured too,
 to tell the cost of any Python hop from the gateway's own.
 
     python bench/gateway_latency.py        # 400 events x (direct, chat, messages, responses)
@@ -117,39 +117,15 @@ def measure(url: str, client_format: str, upstream: Upstream) -> list[float]:
     return [(a - s) * 1e6 for a, s in zip(arrived, upstream.sent, strict=True)]
 
 
-FLOOR_RELAY = """
-import sys, httpx, uvicorn
-from starlette.applications import Starlette
-from starlette.responses import StreamingResponse
-from starlette.routing import Route
-
-client = httpx.AsyncClient(timeout=60)
-
-async def relay(request):
-    upstream = await client.send(client.build_request(
-        "POST", sys.argv[1] + "/chat/completions", content=await request.body()), stream=True)
-    async def body():
-        try:
-            async for chunk in upstream.aiter_raw():
-                yield chunk
-        finally:
-            await upstream.aclose()
-    return StreamingResponse(body(), media_type="text/event-stream")
-
-uvicorn.run(Starlette(routes=[Route("/v1/chat/completions", relay, methods=["POST"])]),
-            port=int(sys.argv[2]), log_level="warning")
-"""
-"""The least a Python relay does (uvicorn, Starlette, httpx; bytes passed through untouched):
-the floor the gateway's own cost is read against."""
-
-
 @contextlib.contextmanager
 def serve(upstream_url: str, *, floor: bool = False) -> Iterator[str]:
-    """`stream-translate serve` (or the floor relay) in its own process, as it is deployed."""
+    """`stream-translate serve` (or the floor relay, bench/naive_relay.py: the least a Python
+    relay does) in its own process, as it is deployed."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    command = ([sys.executable, "-c", FLOOR_RELAY, upstream_url, str(port)] if floor else
+    command = ([sys.executable, str(ROOT / "bench" / "naive_relay.py"), upstream_url, str(port)]
+               if floor else
                [sys.executable, "-m", "translate", "serve", "--upstream-url", upstream_url,
                 "--upstream-format", "chat", "--port", str(port),
                 "--log-level", "warning"])
