@@ -41,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,7 +134,47 @@ class Read:
     failure: str = ""
 
 
-async def read_stream(client: httpx.AsyncClient, url: str, fmt: str, model: str, ident: int,
+class Connection:
+    """A minimal HTTP/1.1 client connection (keep-alive, chunked bodies): the client side of
+    the bench costs a fraction of an httpx client's CPU, so the servers are what is measured."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def post(self, path: str, body: bytes) -> AsyncIterator[tuple[int, bytes]]:
+        """(status, body bytes) pieces of one answer, as they arrive (status first, b"")."""
+        if self.writer is None or self.writer.is_closing():
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        assert self.reader is not None
+        self.writer.write(b"POST %s HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: "
+                          b"application/json\r\nanthropic-version: 2023-06-01\r\n"
+                          b"content-length: %d\r\n\r\n%s" % (path.encode(), len(body), body))
+        head = (await self.reader.readuntil(b"\r\n\r\n")).lower()
+        status = int(head.split(b" ", 2)[1])
+        yield status, b""
+        if b"transfer-encoding: chunked" in head:
+            while True:
+                size = int((await self.reader.readline()).split(b";")[0], 16)
+                if size == 0:
+                    await self.reader.readline()
+                    break
+                data = await self.reader.readexactly(size + 2)
+                yield status, data[:-2]
+        else:
+            length = re.search(rb"content-length: *(\d+)", head)
+            yield status, await self.reader.readexactly(int(length[1]) if length else 0)
+        if b"connection: close" in head:
+            self.close()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            self.writer = None
+
+
+async def read_stream(connection: Connection, fmt: str, model: str, ident: int,
                       *, hang_up_after: int | None = None) -> Read:
     body: dict[str, Any] = {"model": model, "stream": True,
                             "messages": [{"role": "user", "content": f"id={ident} go"}]}
@@ -146,25 +186,25 @@ async def read_stream(client: httpx.AsyncClient, url: str, fmt: str, model: str,
     started = time.monotonic()
     buffer, pos = b"", 0
     try:
-        async with client.stream("POST", url + path, json=body,
-                                 headers={"anthropic-version": "2023-06-01"}) as response:
-            out.status = response.status_code
-            async for chunk in response.aiter_raw():
-                now = time.monotonic_ns()
-                buffer += chunk
-                for match in _MARK.finditer(buffer, max(0, pos - 40)):
-                    if match.end() <= pos:
-                        continue
-                    pos = match.end()
-                    seq = int(match[1])
-                    if seq not in out.seqs:  # (first sight)
-                        out.seqs.append(seq)
-                        out.latencies.append((now - int(match[2])) / 1000)
-                if hang_up_after is not None and len(out.seqs) >= hang_up_after:
-                    out.closed_at = time.monotonic_ns()
-                    break
-    except httpx.HTTPError as exc:
+        async for status, chunk in connection.post(path, json.dumps(body).encode()):
+            now = time.monotonic_ns()
+            out.status = status
+            buffer += chunk
+            for match in _MARK.finditer(buffer, max(0, pos - 40)):
+                if match.end() <= pos:
+                    continue
+                pos = match.end()
+                seq = int(match[1])
+                if seq not in out.seqs:  # (first sight)
+                    out.seqs.append(seq)
+                    out.latencies.append((now - int(match[2])) / 1000)
+            if hang_up_after is not None and len(out.seqs) >= hang_up_after:
+                out.closed_at = time.monotonic_ns()
+                connection.close()
+                break
+    except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
         out.failure = f"{type(exc).__name__}: {exc}"
+        connection.close()
     out.ended = _ENDS[fmt] in buffer
     out.error = _ERROR[fmt] in buffer
     out.seconds = time.monotonic() - started
@@ -176,71 +216,82 @@ def _complete(read: Read, events: int) -> bool:
             and read.seqs == list(range(events)))
 
 
-async def streams_phase(url: str, fmt: str, count: int, events: int, pid: int
+async def streams_phase(port: int, fmt: str, count: int, events: int, pid: int
                         ) -> dict[str, Any]:
     """`count` concurrent streams of `events` events; memory read while all are open."""
     idle = _rss(pid)
-    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=None)) as c:
-        tasks = [asyncio.ensure_future(read_stream(c, url, fmt, "long", i))
-                 for i in range(count)]
-        await asyncio.sleep(min(10.0, events * 0.5 / 2))  # all open, half-way
-        peak = _rss(pid)
-        reads = await asyncio.gather(*tasks)
+    connections = [Connection(port) for _ in range(count)]
+    tasks = [asyncio.ensure_future(read_stream(connection, fmt, "long", i))
+             for i, connection in enumerate(connections)]
+    await asyncio.sleep(min(10.0, events * 0.5 / 2))  # all open, half-way
+    peak = _rss(pid)
+    reads = await asyncio.gather(*tasks)
+    for connection in connections:
+        connection.close()
     latencies = [x for read in reads for x in read.latencies]
     return {"streams": count, "complete": sum(_complete(r, events) for r in reads),
             "events_expected": count * events,
             "events_delivered": sum(len(r.seqs) for r in reads),
             "status_5xx": sum(r.status >= 500 for r in reads),
-            "failures": sorted({r.failure for r in reads if r.failure})[:3],
+            "failures": _failures(reads, events),
             "rss_idle_mib": idle / 2**20, "rss_open_mib": peak / 2**20,
             "kib_per_stream": (peak - idle) / count / 1024,
             "latency_p50_us": statistics.median(latencies),
             "latency_p99_us": statistics.quantiles(latencies, n=100)[98]}
 
 
-async def requests_phase(url: str, fmt: str, count: int, concurrency: int, pid: int
+def _failures(reads: list[Read], events: int) -> list[str]:
+    """What the incomplete reads got (the first few)."""
+    return [f"status {r.status}, {len(r.seqs)}/{events} events, end {r.ended}, error "
+            f"{r.error} {r.failure}" for r in reads if not _complete(r, events)][:5]
+
+
+async def requests_phase(port: int, fmt: str, count: int, concurrency: int, pid: int
                          ) -> dict[str, Any]:
-    """`count` short streams, `concurrency` at a time: throughput and CPU per request."""
+    """`count` short streams, `concurrency` at a time (each client on its own keep-alive
+    connection): throughput and the servers' and the client's CPU per request."""
     reads: list[Read] = []
 
-    async def worker(client: httpx.AsyncClient, queue: Iterator[int]) -> None:
+    async def worker(queue: Iterator[int]) -> None:
+        connection = Connection(port)
         for i in queue:
-            reads.append(await read_stream(client, url, fmt, "short", i))
+            reads.append(await read_stream(connection, fmt, "short", i))
+        connection.close()
 
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(
-            max_connections=concurrency, max_keepalive_connections=concurrency)) as client:
-        warm_up = iter(range(200))
-        await asyncio.gather(*[worker(client, warm_up) for _ in range(concurrency)])
-        reads.clear()
-        queue = iter(range(count))
-        cpu, started = _cpu(pid), time.monotonic()
-        await asyncio.gather(*[worker(client, queue) for _ in range(concurrency)])
-        elapsed, cpu = time.monotonic() - started, _cpu(pid) - cpu
+    warm_up = iter(range(200))
+    await asyncio.gather(*[worker(warm_up) for _ in range(concurrency)])
+    reads.clear()
+    queue = iter(range(count))
+    cpu, client, started = _cpu(pid), time.process_time(), time.monotonic()
+    await asyncio.gather(*[worker(queue) for _ in range(concurrency)])
+    elapsed, cpu = time.monotonic() - started, _cpu(pid) - cpu
+    client = time.process_time() - client
     durations = [r.seconds * 1000 for r in reads]
     return {"requests": count, "complete": sum(_complete(r, 10) for r in reads),
             "status_5xx": sum(r.status >= 500 for r in reads),
+            "failures": _failures(reads, 10),
             "per_second": count / elapsed, "cpu_ms_per_request": cpu / count * 1000,
+            "client_cpu_ms_per_request": client / count * 1000,
             "duration_p50_ms": statistics.median(durations),
             "duration_p99_ms": statistics.quantiles(durations, n=100)[98]}
 
 
-async def faults_phase(url: str, upstream: str, timeout: float, events: int,
-                       metrics: str) -> dict[str, Any]:
-    async with httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=None)) as c:
-        resets = await asyncio.gather(*[read_stream(c, url, "messages", "reset", i)
-                                        for i in range(20)])
-        started = time.monotonic()
-        stalls = await asyncio.gather(*[read_stream(c, url, "messages", "stall", i)
-                                        for i in range(10)])
-        stall_seconds = time.monotonic() - started
-        overloads = await asyncio.gather(*[read_stream(c, url, "messages", "overload", i)
-                                           for i in range(20)])
-        base = 1_000_000
-        hang_ups = await asyncio.gather(*[read_stream(c, url, "messages", "long", base + i,
-                                                      hang_up_after=3) for i in range(50)])
-        await asyncio.sleep(2)
-        closed = httpx.get(upstream + "/stats", timeout=10).json()["closed"]
-        scraped = httpx.get(metrics, timeout=10).text
+async def faults_phase(port: int, upstream: str, timeout: float, metrics: str
+                       ) -> dict[str, Any]:
+    async def each(model: str, count: int, base: int = 0, **options: Any) -> list[Read]:
+        return await asyncio.gather(*[read_stream(Connection(port), "messages", model, base + i,
+                                                  **options) for i in range(count)])
+
+    resets = await each("reset", 20)
+    started = time.monotonic()
+    stalls = await each("stall", 10)
+    stall_seconds = time.monotonic() - started
+    overloads = await each("overload", 20)
+    base = 1_000_000
+    hang_ups = await each("long", 50, base, hang_up_after=3)
+    await asyncio.sleep(2)
+    closed = httpx.get(upstream + "/stats", timeout=10).json()["closed"]
+    scraped = httpx.get(metrics, timeout=10).text
     delays = [(closed[str(base + i)] - read.closed_at) / 1e9 if str(base + i) in closed
               else float("inf") for i, read in enumerate(hang_ups)]
     fallbacks = sum(float(line.rsplit(" ", 1)[1]) for line in scraped.splitlines()
@@ -304,6 +355,7 @@ def _print(results: dict[str, Any]) -> None:
             ("complete", "complete", "{:.0f}"), ("5xx answers", "status_5xx", "{:.0f}"),
             ("requests per second", "per_second", "{:.0f}"),
             ("server CPU per request (ms)", "cpu_ms_per_request", "{:.2f}"),
+            ("client CPU per request (ms)", "client_cpu_ms_per_request", "{:.2f}"),
             ("duration p50 (ms)", "duration_p50_ms", "{:.1f}"),
             ("duration p99 (ms)", "duration_p99_ms", "{:.1f}")]:
         print(f"{label:<28}{fmt.format(r_relay[key]):>16}{fmt.format(r_gw[key]):>16}")
@@ -350,14 +402,17 @@ def main(argv: list[str] | None = None) -> int:
                   f"{args.requests} short requests ...", flush=True)
             with _process(command, url + "/", env) as process:
                 results[name] = {
-                    "streams": asyncio.run(streams_phase(url, fmt, args.streams, events,
+                    "streams": asyncio.run(streams_phase(port, fmt, args.streams, events,
                                                          process.pid)),
-                    "requests": asyncio.run(requests_phase(url, fmt, args.requests,
+                    "requests": asyncio.run(requests_phase(port, fmt, args.requests,
                                                            args.concurrency, process.pid))}
+                for phase in results[name].values():
+                    for failure in phase["failures"]:
+                        print(f"  incomplete: {failure}")
                 if name == "gateway":
                     print("gateway: faults ...", flush=True)
                     results["faults"] = asyncio.run(faults_phase(
-                        url, upstream, args.timeout, events, url + "/metrics"))
+                        port, upstream, args.timeout, url + "/metrics"))
     _print(results)
     if args.save:
         Path(args.save).write_text(json.dumps(results, indent=2))
