@@ -8,11 +8,12 @@ and in turn the naive relay (bench/naive_relay.py: uvicorn + Starlette + httpx, 
 and `stream-translate serve --workers 2` with a two-upstream config, each with 2 workers. For
 each server, one after the other:
 
-1. `--streams` concurrent streams of `--stream-seconds` (the upstream writes an event every
-   0.5 s); the gateway's client speaks Anthropic Messages (chat -> messages translated), the
-   relay's Chat Completions (passed through). Every event's text carries the time it was
-   written, so each arrival gives that event's latency. The servers' memory (RSS of every
-   worker) is read before and while all the streams are open.
+1. `--streams` concurrent streams of `--stream-seconds` (the upstream writes an event every 0.5
+   s; the streams start spread over those 0.5 s, so events arrive evenly); the gateway's client
+   speaks Anthropic Messages (chat -> messages translated), the relay's Chat Completions (passed
+   through). Every event's text carries the time it was written, so each arrival gives that
+   event's latency. The servers' memory (RSS of every worker) is read before and while all the
+   streams are open.
 2. `--requests` short streams (10 events each), `--concurrency` at a time: throughput, the
    duration of each request, the servers' CPU time per request.
 
@@ -221,7 +222,13 @@ async def streams_phase(port: int, fmt: str, count: int, events: int, pid: int
     """`count` concurrent streams of `events` events; memory read while all are open."""
     idle = _rss(pid)
     connections = [Connection(port) for _ in range(count)]
-    tasks = [asyncio.ensure_future(read_stream(connection, fmt, "long", i))
+
+    async def staggered(i: int, connection: Connection) -> Read:
+        # starts spread over one gap: events arrive evenly, not in bursts of `count`
+        await asyncio.sleep(0.5 * i / count)
+        return await read_stream(connection, fmt, "long", i)
+
+    tasks = [asyncio.ensure_future(staggered(i, connection))
              for i, connection in enumerate(connections)]
     await asyncio.sleep(min(10.0, events * 0.5 / 2))  # all open, half-way
     peak = _rss(pid)

@@ -13,7 +13,8 @@ What it answers is chosen by the request's `model`:
 Each content chunk's text is `t<seq>@<monotonic ns> `: the client reads when each was written
 (CLOCK_MONOTONIC is one clock for every process of the machine). A request whose prompt holds
 `id=<N>` has the time its connection was closed by the other side recorded; `GET /stats`
-answers those times and the counts as JSON.
+answers those times and the counts as JSON. Connections are kept alive after a whole answer, as
+a real API's are (so the gateway's connection pool is exercised).
 """
 
 from __future__ import annotations
@@ -66,18 +67,22 @@ class Upstream:
                     await writer.drain()
                     continue
                 ident = _ID.search(body)
-                await self.stream(model, reader, writer, ident[1].decode() if ident else None)
-                return
+                if not await self.stream(model, reader, writer,
+                                         ident[1].decode() if ident else None):
+                    return
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         finally:
             writer.close()
 
     async def stream(self, model: str, reader: asyncio.StreamReader,
-                     writer: asyncio.StreamWriter, ident: str | None) -> None:
+                     writer: asyncio.StreamWriter, ident: str | None) -> bool:
+        """Stream the answer; True when the connection may serve another request (a real
+        API keeps its connections alive, and the gateway's pool reuses them)."""
         writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
-                     b"transfer-encoding: chunked\r\nconnection: close\r\n\r\n")
-        peer = asyncio.ensure_future(reader.read(1))  # b"" once the other side closes
+                     b"transfer-encoding: chunked\r\n\r\n")
+        # b"" once the other side closes (a keep-alive client sends nothing mid-answer)
+        peer = asyncio.ensure_future(reader.read(1))
 
         async def send(piece: bytes) -> bool:
             if peer.done():
@@ -92,30 +97,37 @@ class Upstream:
                       "stall": (2, 0.0)}.get(model, (10, 0.0))
         try:
             if not await send(_chunk({"role": "assistant", "content": ""})):
-                return
+                return False
             for i in range(count):
                 if gap:
                     await asyncio.wait({peer}, timeout=gap)
                 if not await send(_chunk({"content": f"t{i}@{time.monotonic_ns()} "})):
-                    return
+                    return False
             if model == "reset":
                 writer.transport.abort()
-                return
+                return False
             if model == "stall":
                 await asyncio.wait({peer}, timeout=120)
                 await send(b"")  # records the close
-                return
+                return False
             usage = {"prompt_tokens": 5, "completion_tokens": count, "total_tokens": 5 + count}
             await send(_chunk({}, "stop") + b"data: " + json.dumps({
                 "id": "chatcmpl-load", "object": "chat.completion.chunk", "created": 1,
                 "model": "m", "choices": [], "usage": usage}).encode() + b"\n\ndata: [DONE]\n\n")
+            # no read may be in flight once the answer ends: it would take the first byte of
+            # the next request on this connection
+            peer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await peer
             writer.write(b"0\r\n\r\n")
             await writer.drain()
         except ConnectionError:
             if ident is not None:
                 self.closed.setdefault(ident, time.monotonic_ns())
+            return False
         finally:
             peer.cancel()
+        return True
 
 
 async def _main(port: int, events: int, gap: float) -> None:
