@@ -1,7 +1,7 @@
 """The naive byte relay the gateway is measured against: uvicorn + Starlette + httpx, bytes passed
 through untouched, no translation, no checks (the relay as users would write it).
 
-    python bench/naive_relay.py UPSTREAM_URL PORT [--workers N]
+    python bench/naive_relay.py UPSTREAM_URL PORT [--workers N] [--loop L] [--http H]
 
 `POST /v1/chat/completions` goes to `UPSTREAM_URL/chat/completions`; the answer is streamed
 back as it arrives. Used by bench/gateway_latency.py and bench/gateway_load.py.
@@ -52,10 +52,13 @@ def main() -> None:
     parser.add_argument("upstream")
     parser.add_argument("port", type=int)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--loop", default="auto", help="uvicorn's --loop (auto, asyncio, uvloop)")
+    parser.add_argument("--http", default="auto", help="uvicorn's --http (auto, h11, httptools)")
     args = parser.parse_args()
     os.environ[_UPSTREAM] = args.upstream
     uvicorn.run("naive_relay:app", factory=True, port=args.port, workers=args.workers,
-                log_level="warning", app_dir=os.path.dirname(os.path.abspath(__file__)))
+                loop=args.loop, http=args.http, log_level="warning",
+                app_dir=os.path.dirname(os.path.abspath(__file__)))
 
 
 if __name__ == "__main__":
