@@ -44,7 +44,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mappin
 from typing import Any, NoReturn
 
 import anyio
-import httpx
+import httpx2
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
@@ -127,12 +127,12 @@ class _Endpoint:
         await response(scope, receive, send)
 
 
-def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None = None
+def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
                ) -> Starlette:
     """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
     `transport` replaces the network (tests, `--demo`)."""
     default = settings.default
-    state: dict[str, httpx.AsyncClient] = {}
+    state: dict[str, httpx2.AsyncClient] = {}
     metrics = Metrics()
 
     def count(access: Access, fields: dict[str, Any]) -> None:
@@ -144,30 +144,30 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
             state["client"] = client
             yield
 
-    def build(upstream: Upstream, method: str, url: str, **options: Any) -> httpx.Request:
+    def build(upstream: Upstream, method: str, url: str, **options: Any) -> httpx2.Request:
         return state["client"].build_request(method, url, timeout=timeout_of(upstream, settings),
                                              **options)
 
-    async def send(target: RequestFormat, request: httpx.Request,
-                   upstream: Upstream) -> httpx.Response:
+    async def send(target: RequestFormat, request: httpx2.Request,
+                   upstream: Upstream) -> httpx2.Response:
         """Send to the upstream; a failure to get an answer becomes the client's error."""
         try:
             return await state["client"].send(request, stream=True)
-        except httpx.PoolTimeout:
+        except httpx2.PoolTimeout:
             log.warning("no free upstream connection within %ss", settings.pool_timeout)
             raise _refuse(target, "overloaded", "the gateway has no free upstream connection; "
                           "try again later", outcome="overloaded") from None
-        except httpx.TimeoutException as exc:
+        except httpx2.TimeoutException as exc:
             log.warning("upstream %s timed out: %s: %s", upstream.name, type(exc).__name__, exc)
             raise _refuse(target, "timeout", "the upstream did not answer in time",
                           outcome="upstream_error", retry=0.0) from None
-        except httpx.HTTPError as exc:
+        except httpx2.HTTPError as exc:
             log.warning("upstream %s unreachable: %s: %s", upstream.name, type(exc).__name__,
                         exc)
             raise _refuse(target, "api_error", "the upstream could not be reached",
                           status=502, outcome="upstream_error", retry=0.0) from None
 
-    async def check_status(target: RequestFormat, response: httpx.Response,
+    async def check_status(target: RequestFormat, response: httpx2.Response,
                            upstream: Upstream) -> None:
         """An upstream error status, in the client's format (the response is then closed)."""
         status = response.status_code
@@ -177,7 +177,7 @@ def create_app(settings: Settings, *, transport: httpx.AsyncBaseTransport | None
         try:
             # an error body is only quoted: what fits in the limit is enough to read it
             raw = await _read_capped(response, settings.max_body_bytes, target, truncate=True)
-        except httpx.HTTPError:
+        except httpx2.HTTPError:
             raw = b""
         finally:
             await response.aclose()
@@ -442,7 +442,7 @@ def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _read_capped(response: httpx.Response, limit: int, target: RequestFormat, *,
+async def _read_capped(response: httpx2.Response, limit: int, target: RequestFormat, *,
                        truncate: bool = False) -> bytes:
     """The upstream's body, at most `limit` bytes: past it the first `limit` bytes
     (`truncate`, for error bodies that are only quoted) or a 502 in the client's format."""
@@ -572,13 +572,13 @@ GATEWAY_REMEDIES: dict[str, str] = {
 the library's own wording names its keyword arguments, which a gateway user cannot type."""
 
 
-async def _final_object(upstream: httpx.Response, source: RequestFormat, target: RequestFormat,
+async def _final_object(upstream: httpx2.Response, source: RequestFormat, target: RequestFormat,
                         headers: dict[str, str], options: dict[str, Any], limit: int,
                         access: Access) -> Response:
     """`stream: false`: the upstream's final object as the client's."""
     try:
         raw = await _read_capped(upstream, limit, target)
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
         raise _refuse(target, "api_error", "the upstream connection failed",
                       status=502, outcome="upstream_error") from None

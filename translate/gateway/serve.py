@@ -331,9 +331,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     transport = _demo_transport(args, p)
     _setup_logging(args)
     logging.getLogger("translate.gateway").warning(startup_line(settings, args))
+    loop, http = server_stack()
+    logging.getLogger("translate.gateway").info(
+        "serving on the %s event loop with the %s HTTP parser%s", loop, http,
+        "" if (loop, http) == ("uvloop", "httptools") else
+        " (install the gateway extra's uvloop and httptools for about 20% less CPU per event)")
     # log_config=None: uvicorn's records go through our handler (one format, redacted)
     options: dict[str, Any] = dict(host=args.host, port=args.port, log_level=args.log_level,
-                                   log_config=None, timeout_graceful_shutdown=5)
+                                   log_config=None, timeout_graceful_shutdown=5, loop=loop,
+                                   http=http)
     if args.workers > 1:
         # each worker process builds the app from the same arguments (uvicorn imports the
         # factory by name), and the metrics of all of them are added up (`metrics.py`)
@@ -345,6 +351,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     else:
         uvicorn.run(create_app(settings, transport=transport), **options)
     return 0
+
+
+def server_stack() -> tuple[str, str]:
+    """The event loop and HTTP parser uvicorn runs on: uvloop and httptools where they are
+    installed (the `gateway` extra brings them), else asyncio and h11. Chosen here and passed
+    to uvicorn, so that what the log says is what runs."""
+    loop = "asyncio"
+    if sys.platform != "win32" and sys.implementation.name == "cpython":
+        try:
+            import uvloop  # noqa: F401
+        except ImportError:
+            pass
+        else:
+            loop = "uvloop"
+    try:
+        import httptools  # noqa: F401
+    except ImportError:
+        return loop, "h11"
+    return loop, "httptools"
 
 
 def worker_app() -> Any:

@@ -1,8 +1,14 @@
-"""The connection to the upstream: one pooled httpx client, its limits, and the byte stream.
+"""The connection to the upstream: one pooled httpx2 client, its limits, and the byte stream.
+
+httpx2 (pydantic's maintained fork of httpx, which the openai, anthropic and google-genai SDKs
+use too) rather than httpx: httpx's connection pool walks and polls every pooled connection at
+each request's start and end, so a gateway under steady load (a warm pool of hundreds of idle
+connections) paid 5-7x the CPU per event of a cold one; httpx2's single-pass pool brings that
+to about 1.1x (bench/README.md, "The gateway's HTTP stack").
 
 `open_client` sizes the pool from `Settings` (httpx's default of 100 connections would make the
 101st concurrent stream wait and then fail with a pool timeout). `body_chunks` yields the
-upstream's body and closes the response however the consumer stops; an httpx failure
+upstream's body and closes the response however the consumer stops; an httpx2 failure
 mid-stream is logged here with its details and re-raised as `UpstreamBroke`, whose message
 names no URL, host or key, because the converter writes it into the client's stream.
 `demo_transport` is the upstream of `--demo`: a bundled example stream, no network.
@@ -19,7 +25,7 @@ from importlib.resources import files
 from typing import Final
 
 import anyio
-import httpx
+import httpx2
 
 from ..formats import FORMATS, unknown_format
 from .settings import Settings, Upstream
@@ -34,13 +40,13 @@ class UpstreamBroke(Exception):
     """The upstream connection failed mid-stream; the message is safe to show a client."""
 
 
-def open_client(settings: Settings, transport: httpx.AsyncBaseTransport | None = None
-                ) -> httpx.AsyncClient:
+def open_client(settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
+                ) -> httpx2.AsyncClient:
     """The pooled client for the upstream (close it with `aclose()`)."""
     timeout = timeout_of(settings.default, settings)
-    limits = httpx.Limits(max_connections=settings.max_connections,
+    limits = httpx2.Limits(max_connections=settings.max_connections,
                           max_keepalive_connections=min(settings.max_connections, 100))
-    return httpx.AsyncClient(timeout=timeout, limits=limits, transport=transport,
+    return httpx2.AsyncClient(timeout=timeout, limits=limits, transport=transport,
                              follow_redirects=False, trust_env=False)
 
 
@@ -52,13 +58,13 @@ RETRY_AFTER_LIMIT: Final = 3600.0
 """A `retry-after` larger than this (or unreadable) counts as this: no request waits for it."""
 
 
-def timeout_of(upstream: Upstream, settings: Settings) -> httpx.Timeout:
+def timeout_of(upstream: Upstream, settings: Settings) -> httpx2.Timeout:
     """One request's timeouts: the upstream's, and the gateway's wait for a free connection."""
-    return httpx.Timeout(upstream.connect_timeout, read=upstream.timeout,
+    return httpx2.Timeout(upstream.connect_timeout, read=upstream.timeout,
                          write=upstream.connect_timeout, pool=settings.pool_timeout)
 
 
-def retry_after(headers: httpx.Headers) -> float:
+def retry_after(headers: httpx2.Headers) -> float:
     """Seconds the upstream asked to wait (`retry-after-ms`, `retry-after` in seconds or as an
     HTTP date); 0 when it said nothing."""
     millis = headers.get("retry-after-ms")
@@ -110,13 +116,13 @@ async def first_bytes(chunks: AsyncGenerator[bytes, None], seconds: float
     return joined()
 
 
-async def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
+async def body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
     """The upstream body (content-encoding undone); closing this generator closes the upstream
     connection, shielded from the cancellation of a client that hung up."""
     try:
         async for chunk in response.aiter_bytes():
             yield chunk
-    except httpx.HTTPError as exc:
+    except httpx2.HTTPError as exc:
         log.warning("upstream stream failed: %s: %s", type(exc).__name__, exc)
         raise UpstreamBroke(f"the upstream connection failed ({type(exc).__name__})") from None
     finally:
@@ -124,7 +130,7 @@ async def body_chunks(response: httpx.Response) -> AsyncGenerator[bytes, None]:
             await response.aclose()
 
 
-def demo_transport(example: str, *, delay: float = 0.05) -> httpx.AsyncBaseTransport:
+def demo_transport(example: str, *, delay: float = 0.05) -> httpx2.AsyncBaseTransport:
     """An upstream answering every request with the bundled example stream `example`, one event
     every `delay` seconds (or, for `stream: false`, with its final object)."""
     from ..collect import collect
@@ -140,7 +146,7 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx.AsyncBaseTrans
                 yield event + b"\n\n"
                 await anyio.sleep(delay)
 
-    def answer(request: httpx.Request) -> httpx.Response:
+    def answer(request: httpx2.Request) -> httpx2.Response:
         import json
 
         try:
@@ -148,11 +154,11 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx.AsyncBaseTrans
         except ValueError:
             streaming = True
         if request.method == "GET":
-            return httpx.Response(404, json={"error": {"message": "the demo upstream has no "
+            return httpx2.Response(404, json={"error": {"message": "the demo upstream has no "
                                                        "model list", "type": "not_found_error"}})
         if not streaming:
-            return httpx.Response(200, json=collect([body], source=source))
-        return httpx.Response(200, headers={"content-type": "text/event-stream"},
+            return httpx2.Response(200, json=collect([body], source=source))
+        return httpx2.Response(200, headers={"content-type": "text/event-stream"},
                               content=events())
 
-    return httpx.MockTransport(answer)
+    return httpx2.MockTransport(answer)
