@@ -9,6 +9,8 @@ round after round, so drift hits all of them alike):
 - `relay-default`: bench/naive_relay.py on uvicorn's default stack without the extras (asyncio
   event loop, h11 parser): the relay as users would write it;
 - `relay-fast`: the same relay on uvloop + httptools;
+- `relay-httpx2`: the same on the gateway's upstream client, httpx2 (all the plumbing the
+  gateway has, none of its work: the floor of what the gateway could cost);
 - `gateway`: `stream-translate serve` (on whatever `serve` picks: uvloop + httptools when they
   are installed), its clients speaking Anthropic Messages (chat -> messages translated).
 
@@ -95,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gap", type=float, default=0.2)
     parser.add_argument("--requests", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=100)
-    parser.add_argument("--servers", default="relay-default,relay-fast,gateway")
+    parser.add_argument("--servers", default="relay-default,relay-fast,relay-httpx2,gateway")
     parser.add_argument("--gateway-arg", action="append", default=[],
                         help="an extra flag for `serve` (repeatable)")
     args = parser.parse_args(argv)
@@ -106,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     commands = {
         "relay-default": ([*relay, "{port}", "--loop", "asyncio", "--http", "h11"], "chat"),
         "relay-fast": ([*relay, "{port}", "--loop", "uvloop", "--http", "httptools"], "chat"),
+        "relay-httpx2": ([*relay, "{port}", "--loop", "uvloop", "--http", "httptools",
+                          "--client", "httpx2"], "chat"),
         "gateway": ([sys.executable, "-m", "translate", "serve", "--upstream-url",
                      upstream + "/v1", "--upstream-format", "chat", "--port", "{port}",
                      "--log-level", "warning", *args.gateway_arg], "messages"),
