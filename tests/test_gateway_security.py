@@ -159,6 +159,8 @@ def test_no_key_appears_in_any_log_line_at_any_level(tmp_path: Path) -> None:
     assert statuses == [200, 200, 200, 200, 401], statuses
     assert "[redacted]" in log and "streamGenerateContent" in log  # the access log ran
     assert "client auth on (bob, alice)" in log and "upstream key set" in log  # file, then env
+    loop, http = serve.server_stack()  # (uvloop and httptools with the gateway extra)
+    assert f"serving on the {loop} event loop with the {http} HTTP parser" in log
     for secret in [*secrets.values(), "WRONG-SECRET-000"]:
         assert secret not in log, f"{secret} is in the gateway's log"
     assert fake.served[0].headers["authorization"] == f"Bearer {secrets['upstream']}"

@@ -7,8 +7,8 @@ body) and writes each piece as it comes; a watcher that waits for the client's
 `http.disconnect`; and, with `keepalive`, a timer that writes an SSE comment (`: keepalive`,
 which the SSE grammar makes every client skip; a blank line for gemini clients, whose SDK
 reads a comment as JSON) once nothing was written for `keepalive`
-seconds, only between whole events. A lock keeps the two writers' messages whole; the relay
-takes it without yielding when it is free, so the hot path costs no extra task switch. A
+seconds, only between whole events. One message goes out at a time (`_Writer`: a flag, and an
+event only when a writer has to wait), so the hot path costs no lock and no task switch. A
 disconnect cancels the group: the cancellation unwinds through `aconvert`, which closes the
 upstream generator, which closes the upstream response. The async generators are iterated and
 closed in one task, so no cancel scope crosses a `yield` of another task.
@@ -42,26 +42,33 @@ _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
 
 class _Writer:
-    """The response body's writer, shared by the relay and the keepalive timer."""
+    """The response body's writer, shared by the relay and the keepalive timer. One message
+    goes out at a time: a writer that finds another one sending waits for it (which only the
+    rare keepalive makes happen; the relay's path costs a flag, no lock object)."""
 
-    __slots__ = ("at_boundary", "last", "lock", "send")
+    __slots__ = ("at_boundary", "freed", "last", "send", "sending")
 
     def __init__(self, send: Send) -> None:
         self.send = send
-        self.lock = anyio.Lock()
+        self.sending = False
+        self.freed: anyio.Event | None = None  # made by a writer that had to wait
         self.last = time.monotonic()
         self.at_boundary = True
 
-    async def write(self, chunk: bytes, *, keepalive: bool = False) -> None:
-        lock = self.lock
+    async def write(self, chunk: bytes, *, keepalive: bool = False, more: bool = True
+                    ) -> None:
+        while self.sending:
+            if self.freed is None:
+                self.freed = anyio.Event()
+            await self.freed.wait()
+        self.sending = True
         try:
-            lock.acquire_nowait()  # free almost always: no checkpoint, no task switch
-        except anyio.WouldBlock:
-            await lock.acquire()
-        try:
-            await self.send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await self.send({"type": "http.response.body", "body": chunk, "more_body": more})
         finally:
-            lock.release()
+            self.sending = False
+            freed, self.freed = self.freed, None
+            if freed is not None:
+                freed.set()
         self.last = time.monotonic()
         if not keepalive:  # a keepalive is written between events and leaves it there
             self.at_boundary = chunk.endswith(_EVENT_ENDS)
@@ -101,9 +108,8 @@ class EventStream:
                     group.start_soon(_keep_alive, writer, self.keepalive,
                                      self.keepalive_bytes)
                 await self._relay(writer)
-                async with writer.lock:
-                    self.complete = True  # a disconnect from here on is the normal end
-                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                self.complete = True  # a disconnect from here on is the normal end
+                await writer.write(b"", more=False)
                 group.cancel_scope.cancel()  # the watcher and the timer
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers raise)
             self.disconnected = not self.complete
