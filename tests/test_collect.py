@@ -275,7 +275,30 @@ def test_collect_builds_what_the_sdk_accumulator_builds(fmt: str, path: Path) ->
             expected["choices"][0]["message"]["role"] = "assistant"
         else:
             expected["choices"][0]["finish_reason"] = "stop"
+    if fmt == "messages" and "tool_args" in {loss.what for loss in losses.entries}:
+        # a tool call the token limit cut: closed so that it parses (docs/errors.md), its
+        # last, incomplete string kept where the SDK's partial parse drops it
+        cut = [b for b in got["content"] if b["type"] == "tool_use"]
+        assert all(isinstance(b["input"], dict) for b in cut)
+        for mine, theirs in zip(cut, [b for b in expected["content"]
+                                      if b["type"] == "tool_use"], strict=True):
+            assert _prefix_of(theirs["input"], mine["input"])
+            theirs["input"] = mine["input"]
     assert got == expected
+
+
+def _prefix_of(partial: Any, whole: Any) -> bool:
+    """Whether `partial` (a partial parse) is `whole` less some trailing values."""
+    if isinstance(partial, dict) and isinstance(whole, dict):
+        keys = list(partial)
+        return keys == list(whole)[: len(keys)] and all(
+            partial[k] == whole[k] or (k == keys[-1] and _prefix_of(partial[k], whole[k]))
+            for k in keys)
+    if isinstance(partial, list) and isinstance(whole, list):
+        return len(partial) <= len(whole) and all(
+            a == b or (i == len(partial) - 1 and _prefix_of(a, b))
+            for i, (a, b) in enumerate(zip(partial, whole, strict=False)))
+    return partial == whole
 
 
 def _with_event_lines(body: bytes) -> Iterator[bytes]:

@@ -174,7 +174,7 @@ def test_run_conversion_in_emit_mode_records_bad_input_as_an_error_event() -> No
                                     source="messages", target="chat", on_error="emit")
     assert isinstance(events[0], translate.MessageStart)
     assert isinstance(events[-1], translate.Error) and events[-1].kind == "bad_input"
-    assert b'"finish_reason":"error"' in out and out.endswith(b"data: [DONE]\n\n")
+    assert b'data: {"error":' in out and out.endswith(b"data: [DONE]\n\n")
     with pytest.raises(translate.DecodeError):
         run_conversion(start + b"event: ping\ndata: {oops\n\n", source="messages", target="chat")
 

@@ -36,6 +36,7 @@ from translate.events import (
     Usage,
 )
 from translate.formats import get_decoder, get_encoder
+from translate.formats._json_closer import closer
 from translate.formats.chat import wire as chat_wire
 from translate.formats.messages import wire as messages_wire
 from translate.formats.responses import wire as responses_wire
@@ -256,4 +257,6 @@ def test_recording_through_another_format_and_back_keeps_all_the_report_does_not
     for mine, theirs in zip(want["blocks"], have["blocks"], strict=False):
         if mine["kind"] == "tool_call" and mine["id"] is None:
             theirs["id"] = None  # the source had no id (legacy function_call): one is made up
+        if mine["kind"] == "tool_call" and "tool_args" in lost and mine["text"].strip():
+            mine["text"] += closer(mine["text"]) or ""  # cut by the token limit, then closed
     assert have == want

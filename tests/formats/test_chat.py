@@ -647,14 +647,19 @@ def test_answer_opening_with_a_tool_call_has_null_content_in_the_role_chunk() ->
     assert sdk(encode(events)).tool_calls[0].arguments == {}
 
 
-def test_error_is_a_top_level_error_that_makes_the_sdk_raise() -> None:
+def test_error_is_openais_bare_error_chunk_that_makes_every_sdk_raise() -> None:
+    """OpenAI's mid-stream shape, `{"error": {...}}` alone (spec §6), after the usage: the
+    OpenAI SDKs raise on it, and the Vercel AI SDK's openai provider, which drops an `error`
+    beside `choices` (OpenRouter's shape) and reads a finished answer, reads it as an error
+    (tests/test_js_clients.py)."""
     events = [START, BlockStart(index=0, kind="text"), TextDelta(index=0, text="Hi"),
+              Usage(input_tokens=5, output_tokens=1),
               Error(kind="overloaded", message="Overloaded", code=None)]
     body = encode(events)
-    error_chunk = payloads(body)[-2]
-    assert error_chunk["error"] == {"message": "Overloaded", "type": "server_error",
-                                    "param": None, "code": "server_overloaded"}
-    assert error_chunk["choices"] == [{"index": 0, "delta": {}, "finish_reason": "error"}]
+    usage_chunk, error_chunk = payloads(body)[-3:-1]
+    assert error_chunk == {"error": {"message": "Overloaded", "type": "server_error",
+                                     "param": None, "code": "server_overloaded"}}
+    assert usage_chunk["usage"]["prompt_tokens"] == 5 and usage_chunk["choices"] == []
     assert sdk(body).stop == "error" and sdk(body).error == "APIError: Overloaded"
     assert sdk_create(body).stop == "error"
     again = decode(body, strict=True)
@@ -806,10 +811,10 @@ def test_ping_is_dropped_or_written_as_a_comment() -> None:
 def test_chat_origin_usage_and_error_objects_are_re_emitted_unchanged() -> None:
     data = recording("openrouter-minimax-error-length")
     body = b"".join(convert([data], source="chat", target="chat"))
-    error_chunk = payloads(body)[-2]
+    usage_chunk, error_chunk = payloads(body)[-3:-1]
     original = json.loads(data.decode().split("\n\n")[-3][6:])
-    assert error_chunk["error"] == original["error"]
-    assert error_chunk["usage"] == original["usage"]
+    assert error_chunk == {"error": original["error"]}
+    assert usage_chunk["usage"] == original["usage"]
 
 
 # -- property: whatever IR we are given, the output decodes strictly -----------------------------

@@ -686,7 +686,8 @@ def test_same_format_round_trip_rebuilds_the_same_final_message(fmt: str, path: 
     encoder = MessagesEncoder(id_factory=counting_id_factory(), report=decoder.report)
     events = decoder.feed(data) + decoder.end()
     body = b"".join(encoder.encode(e) for e in events) + encoder.end()
-    assert {x.stage for x in decoder.report.entries} <= {"decode"}  # the encoder drops nothing
+    # the encoder drops nothing; it closes a tool call the token limit cut (docs/errors.md)
+    assert {x.what for x in decoder.report.entries if x.stage == "encode"} <= {"tool_args"}
     again = decode(body)
 
     # Deliberate differences: a signature waits for its block's stop (a ping may move), blocks
@@ -694,7 +695,8 @@ def test_same_format_round_trip_rebuilds_the_same_final_message(fmt: str, path: 
     def content(events: list[Event]) -> list[Event]:
         return [e for e in events[1:-1] if not isinstance(e, Usage | Ping | BlockEnd)]
 
-    assert content(again) == content(events)
+    closings = [ToolArgsDelta(index=i, json=suffix) for i, suffix in _cut_calls(events)]
+    assert [e for e in content(again) if e not in closings] == content(events)
     assert type(again[-1]) is type(events[-1])
     ends = [e for e in events if isinstance(e, BlockEnd)]
     assert [e for e in again if isinstance(e, BlockEnd)][: len(ends)] == ends
@@ -709,5 +711,32 @@ def test_same_format_round_trip_rebuilds_the_same_final_message(fmt: str, path: 
     original = final_message(httpx.Client(transport=streaming_transport(with_event_lines(data))),
                              beta=True)
     rebuilt = final_message(httpx.Client(transport=streaming_transport(body)), beta=True)
-    assert (rebuilt.model_dump(exclude={"id", *UNCARRIED}, warnings=False)
-            == original.model_dump(exclude={"id", *UNCARRIED}, warnings=False))
+    want = original.model_dump(exclude={"id", *UNCARRIED}, warnings=False)
+    texts = _arguments(events)
+    for block in want["content"]:  # the SDK's partial parse drops a cut string; ours keeps it
+        for index, suffix in _cut_calls(events):
+            if block["type"] == "tool_use" and block["id"] == _call_id(events, index):
+                block["input"] = json.loads(texts[index] + suffix)
+    assert rebuilt.model_dump(exclude={"id", *UNCARRIED}, warnings=False) == want
+
+
+def _arguments(events: list[Event]) -> dict[int, str]:
+    texts: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolArgsDelta):
+            texts[event.index] = texts.get(event.index, "") + event.json
+    return texts
+
+
+def _cut_calls(events: list[Event]) -> list[tuple[int, str]]:
+    """(index, closing) of each tool call the token limit cut, as the encoders close it."""
+    from translate.formats._json_closer import closer
+
+    if not (isinstance(events[-1], Stop) and events[-1].reason == "max_tokens"):
+        return []
+    return [(index, suffix) for index, text in _arguments(events).items()
+            if text.strip() and (suffix := closer(text))]
+
+
+def _call_id(events: list[Event], index: int) -> str | None:
+    return next(e.id for e in events if isinstance(e, BlockStart) and e.index == index)

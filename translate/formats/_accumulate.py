@@ -37,9 +37,20 @@ from collections.abc import Callable
 from typing import Any, ClassVar, get_args
 
 from ..errors import EncodeError, UpstreamError
-from ..events import Error, Event, MessageStart, Ping, Stop, Usage
+from ..events import (
+    BlockEnd,
+    BlockStart,
+    Error,
+    Event,
+    MessageStart,
+    Ping,
+    Stop,
+    ToolArgsDelta,
+    Usage,
+)
 from ..report import LossReport
 from ._base import default_id_factory
+from ._json_closer import CutCalls
 
 __all__ = ["Accumulator", "join"]
 
@@ -73,6 +84,7 @@ class Accumulator:
         self.usage: Usage | None = None
         self.stop: Stop | None = None
         self.error: Error | None = None
+        self._calls = CutCalls()  # tool calls' arguments, and the end of one cut mid-JSON
         self.verbatim = False
         """The result is the source's own final object as sent, not built from the IR (a
         responses source's terminal response): what the decoder could not put into the IR
@@ -86,9 +98,24 @@ class Accumulator:
     # -- public API -------------------------------------------------------------------------
 
     def add(self, event: Event) -> None:
-        """Take the next IR event (nothing follows an `Error`)."""
-        if self.error is None:
-            self._adders[type(event)](self, event)
+        """Take the next IR event (nothing follows an `Error`). A tool call the token limit
+        cut mid-JSON gets its arguments closed, as the encoders close them
+        (`_json_closer.CutCalls`, docs/errors.md)."""
+        if self.error is not None:
+            return
+        calls = self._calls
+        if calls.held is not None:
+            closing, end = calls.release(event, self.report, self.format)
+            if closing is not None:
+                self._adders[ToolArgsDelta](self, closing)
+            self._adders[BlockEnd](self, end)
+        if type(event) is BlockStart:
+            calls.start(event)
+        elif type(event) is ToolArgsDelta:
+            calls.args(event)
+        elif type(event) is BlockEnd and calls.end(event):
+            return  # held until the next event says why the call was cut
+        self._adders[type(event)](self, event)
 
     def result(self) -> dict[str, Any]:
         """The final object, or `UpstreamError` for a stream that failed or was cut off."""

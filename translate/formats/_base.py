@@ -32,9 +32,10 @@ from typing import Any, ClassVar, NoReturn, TypedDict, get_args
 from pydantic_core import from_json, to_json
 
 from ..errors import DecodeError, EncodeError, TranslateError
-from ..events import Error, Event, MessageStart, Stop
+from ..events import BlockEnd, BlockStart, Error, Event, MessageStart, Stop, ToolArgsDelta
 from ..report import LossReport
 from ..sse import DEFAULT_MAX_EVENT_SIZE, RawSSEMessage, RawSSEParser, SSEMessage, SSEParser, frame
+from ._json_closer import CutCalls
 
 __all__ = [
     "FIXED_TIME",
@@ -450,6 +451,33 @@ def _watching(writer: Callable[[Any, Any], bytes],
     return write
 
 
+def _closing_cut_arguments(writers: dict[str, Callable[[Any, Any], bytes]]) -> None:
+    """Wrap an encoder's tool-call writers so that a call the token limit cut mid-JSON has its
+    arguments closed so that they parse (`_json_closer.CutCalls`; its `BlockEnd` waits for the
+    next event, `Encoder._release`). Every client then reads the same cut call: the SDKs that
+    parse partial JSON and the ones that refuse it (the Vercel AI SDK's
+    `AI_InvalidToolInputError`). docs/errors.md says why."""
+    start, args, end = writers["block_start"], writers["tool_args_delta"], writers["block_end"]
+
+    def write_block_start(self: Encoder, event: BlockStart) -> bytes:
+        self._calls.start(event)
+        return start(self, event)
+
+    def write_tool_args(self: Encoder, event: ToolArgsDelta) -> bytes:
+        self._calls.args(event)
+        return args(self, event)
+
+    def write_block_end(self: Encoder, event: BlockEnd) -> bytes:
+        return b"" if self._calls.end(event) else end(self, event)
+
+    for name, wrapper, wrapped in (("block_start", write_block_start, start),
+                                   ("tool_args_delta", write_tool_args, args),
+                                   ("block_end", write_block_end, end)):
+        wrapper.__name__ = wrapper.__qualname__ = wrapped.__name__
+        wrapper.__doc__ = wrapped.__doc__
+        writers[name] = wrapper
+
+
 class Encoder:
     """Base of the format encoders: IR events in, SSE bytes out.
 
@@ -500,6 +528,7 @@ class Encoder:
                 raise TypeError(f"{cls.__name__} has no writer for {', '.join(missing)}")
             for tag, fields in _PROVIDER_VALUES.items():
                 writers[tag] = _watching(writers[tag], fields)  # type: ignore[arg-type]
+            _closing_cut_arguments(writers)  # type: ignore[arg-type]
             cls._writers = writers  # type: ignore[assignment]
 
     def __init__(
@@ -517,20 +546,29 @@ class Encoder:
         """Where the encoder records what the target cannot carry."""
         self._closed = False
         self._unsure = False  # an event carried a value that may be non-finite (`_dumps`)
+        self._calls = CutCalls()  # tool calls' arguments, and the end of one cut mid-JSON
 
     def encode(self, event: Event) -> bytes:
         """Encode one event; `b""` when the encoder holds it back or the target has no place
         for it."""
         if self._closed:
             raise TranslateError(f"{self.format} encoder is closed", format=self.format)
+        if self._calls.held is not None:  # a cut tool call's end (`_closing_cut_arguments`)
+            return self._release(event) + self._writers[event.type](self, event)
         return self._writers[event.type](self, event)  # `_write_<tag>`: the class's table
+
+    def _release(self, after: Event | None) -> bytes:
+        """Write the held end of a cut tool call (closed when `after` is `Stop(max_tokens)`)."""
+        closing, end = self._calls.release(after, self.report, self.format)
+        out = b"" if closing is None else self._writers["tool_args_delta"](self, closing)
+        return out + self._writers["block_end"](self, end)
 
     def end(self) -> bytes:
         """The event stream is over: close what is open and write the trailer."""
         if self._closed:
             raise TranslateError(f"{self.format} encoder is closed", format=self.format)
         self._closed = True
-        return self._end()
+        return (self._release(None) if self._calls.held is not None else b"") + self._end()
 
     def encode_messages(self, event: Event) -> list[SSEMessage]:
         """Encode one event as parsed SSE messages (for callers that frame SSE themselves)."""

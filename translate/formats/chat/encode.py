@@ -25,9 +25,10 @@ rebuilds correctly. That accumulator concatenates every string it sees twice (ex
   entry carries a running `index` so that the SDK merges the list instead of failing on it.
 - `Stop` writes the finish chunk (`delta: {}`); usage is written after it, in `end()`, as the
   usage chunk (`choices: []`, or one empty choice when `include_usage=False`), then `[DONE]`.
-- `Error` writes a top-level `error` with `finish_reason: "error"` (the OpenAI SDK raises
-  `APIError` on it); a stream that ends without `Stop`/`Error` is finished the same way, as
-  truncated, in `end()`. Never a clean finish for an unfinished stream.
+- `Error` writes the usage chunk (when known), then OpenAI's mid-stream error, a chunk that is
+  only `{"error": {...}}` (every OpenAI SDK raises `APIError` on it, and the Vercel AI SDK
+  reads it as an error); a stream that ends without `Stop`/`Error` is finished the same way,
+  as truncated, in `end()`. Never a clean finish for an unfinished stream.
 """
 
 from __future__ import annotations
@@ -371,14 +372,12 @@ class ChatEncoder(Machine[_State], Encoder):
                            b'"finish_reason":' + to_json(finish) + b"}]}")
 
     def _error_chunk(self, error: dict[str, Any]) -> bytes:
-        """OpenRouter's mid-stream error shape (spec §6): a top-level `error` and a choice that
-        finishes with "error"; usage rides along when known."""
-        tail = b""
-        if self._usage is not None:
-            tail = b',"usage":' + self._dumps(self._usage_object(self._usage))
-        return frame(None, self._base + b',"error":' + self._dumps(error)
-                     + b',"choices":[{"index":0,"delta":{},"finish_reason":"error"}]'
-                     + tail + b"}")
+        """OpenAI's mid-stream error shape (spec §6): a chunk that is only `{"error": {...}}`,
+        after the usage chunk when the usage is known. Not OpenRouter's chunk-shaped error
+        (a top-level `error` beside `choices` finishing with "error"): the OpenAI SDKs raise on
+        both, but the Vercel AI SDK's openai provider parses that one as an ordinary chunk,
+        drops the `error` key, and reads a finished answer."""
+        return self._usage_chunk() + frame(None, b'{"error":' + self._dumps(error) + b"}")
 
     def _usage_object(self, usage: Usage) -> dict[str, Any]:
         return usage_object(usage, self._origin == "chat")
