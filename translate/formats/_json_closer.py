@@ -26,7 +26,8 @@ _LITERALS = ("true", "false", "null")
 
 def closer(text: str) -> str | None:
     """The characters that make `text` parse, or None: it parses already, or no suffix can
-    complete it (it was never JSON)."""
+    complete it (it was never JSON, or it ends between the two `\\u` escapes of a surrogate
+    pair, which only an invented character would complete)."""
     try:
         from_json(text)
         return None
@@ -80,17 +81,27 @@ def closer(text: str) -> str | None:
         suffix += "null" if stack and stack[-1] == "[" else '"":null'
     elif last == '"' and stack and stack[-1] == "{" and _after_key(text):
         suffix += ":null"
+    elif last and last in "-+.eE" and _in_number(text):  # `1.`, `-`, `1e`, `1e+`
+        suffix += "0"
     elif last.isalpha():
         word = _trailing_word(text)
         suffix += next((lit[len(word):] for lit in _LITERALS if lit.startswith(word)), "")
-    elif last and last in "-+.eE":
-        suffix += "0"
     suffix += "".join("}" if opened == "{" else "]" for opened in reversed(stack))
     try:
         from_json(text + suffix)
     except ValueError:
         return None
     return suffix
+
+
+def _in_number(text: str) -> bool:
+    """Whether `text` ends inside a number (its last token is digits, signs, `.`, `e`)."""
+    end = len(text.rstrip())
+    start = end
+    while start > 0 and text[start - 1] in "0123456789+-.eE":
+        start -= 1
+    token = text[start:end]
+    return token == "-" or any(ch.isdigit() for ch in token)
 
 
 def _trailing_word(text: str) -> str:
