@@ -179,6 +179,15 @@ def _same_upstream_proofs(want: dict[str, Any], cell: Cell) -> dict[str, Any]:
 
 # -- the table ----------------------------------------------------------------------------------
 
+CUT_ARGS_CLOSED = Difference(
+    "cut_args_closed", ALL, ALL, ("tools",),
+    "Tool JSON cut off by max_tokens is closed so that it parses (docs/errors.md): every "
+    "target's SDK reads the whole cut text, its last incomplete string included, where the "
+    "anthropic SDK's partial parse of the source drops that string.",
+    lambda cell: cell.ref["stop"] == "max_tokens", _closed_args, loss="tool_args")
+"""Also in the gemini matrix (tests/test_matrix_gemini.py), over its formats."""
+
+
 DIFFERENCES: tuple[Difference, ...] = (
     Difference(
         "truncation_is_an_error", ALL, ALL, ("stop",),
@@ -233,12 +242,7 @@ DIFFERENCES: tuple[Difference, ...] = (
         "target has no field for comes back unknown (None): both mean 'none'. Real figures "
         "must match.",
         lambda cell: True, _zero_is_unknown),
-    Difference(
-        "cut_args_closed", ALL, ALL, ("tools",),
-        "Tool JSON cut off by max_tokens is closed so that it parses (docs/errors.md): every "
-        "target's SDK reads the whole cut text, its last incomplete string included, where the "
-        "anthropic SDK's partial parse of the source drops that string.",
-        lambda cell: cell.ref["stop"] == "max_tokens", _closed_args, loss="tool_args"),
+    CUT_ARGS_CLOSED,
     Difference(
         "tool_id_made_up", ALL, ALL, ("tools",),
         "Where the source has no tool call id (chat's legacy `function_call`), the encoder "

@@ -23,6 +23,7 @@ Size, with ../shared/fixtures present: 27 gemini streams x 3 targets + 109 strea
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from pathlib import Path
 from typing import Any
@@ -32,9 +33,9 @@ import pytest
 from tests import test_matrix
 from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, stream_params
 from tests.differences import (
+    CUT_ARGS_CLOSED,
     Cell,
     Difference,
-    _closed_args,
     _failed,
     _keeps_nothing,
     _made_up_ids,
@@ -127,12 +128,7 @@ def _not_base64(want: dict[str, Any], cell: Cell) -> dict[str, Any]:
 
 
 GEMINI_DIFFERENCES: tuple[Difference, ...] = (
-    Difference(
-        "cut_args_closed", ALL, ALL, ("tools",),
-        "Tool JSON cut off by max_tokens is closed so that it parses (docs/errors.md): "
-        "google-genai reads the whole cut text, its last incomplete string included, where the "
-        "anthropic SDK's partial parse of the source drops that string.",
-        lambda cell: cell.ref["stop"] == "max_tokens", _closed_args, loss="tool_args"),
+    dataclasses.replace(CUT_ARGS_CLOSED, sources=ALL, targets=ALL),  # (gemini included)
     Difference(
         "truncation_is_an_error", ALL, ALL, ("stop",),
         "A source cut off before its terminal event (its own SDK hands back a partial result, "
