@@ -117,15 +117,19 @@ def _zero_is_unknown(want: dict[str, Any], cell: Cell) -> dict[str, Any]:
     return _set(want, usage=usage)
 
 
+def tool_arguments(events: list[Event]) -> dict[int, str]:
+    """Each tool call's whole argument text, by IR block index, in order of first delta."""
+    texts: dict[int, str] = {}
+    for event in events:
+        if isinstance(event, ToolArgsDelta):
+            texts[event.index] = texts.get(event.index, "") + event.json
+    return texts
+
+
 def _closed_args(want: dict[str, Any], cell: Cell) -> dict[str, Any]:
     """The tool calls with cut-off arguments as the encoders close them (`closer`)."""
-    texts: dict[int, list[str]] = {}
-    for event in cell.events:
-        if isinstance(event, ToolArgsDelta):
-            texts.setdefault(event.index, []).append(event.json)
     closed = []
-    for fragments in texts.values():
-        text = "".join(fragments)
+    for text in tool_arguments(cell.events).values():
         suffix = closer(text) if text.strip() else None
         closed.append(from_json(text + suffix) if suffix else None)
     tools = [(mine[0], closed[i], mine[2]) if i < len(closed) and closed[i] is not None

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import counting_id_factory, recordings, stream_params
+from tests.differences import tool_arguments
 from tests.sdk import streaming_transport, summarize
 from tests.sdk.messages import final_message
 from translate.errors import DecodeError, EncodeError, TranslateError
@@ -712,20 +713,12 @@ def test_same_format_round_trip_rebuilds_the_same_final_message(fmt: str, path: 
                              beta=True)
     rebuilt = final_message(httpx.Client(transport=streaming_transport(body)), beta=True)
     want = original.model_dump(exclude={"id", *UNCARRIED}, warnings=False)
-    texts = _arguments(events)
+    texts = tool_arguments(events)
     for block in want["content"]:  # the SDK's partial parse drops a cut string; ours keeps it
         for index, suffix in _cut_calls(events):
             if block["type"] == "tool_use" and block["id"] == _call_id(events, index):
                 block["input"] = json.loads(texts[index] + suffix)
     assert rebuilt.model_dump(exclude={"id", *UNCARRIED}, warnings=False) == want
-
-
-def _arguments(events: list[Event]) -> dict[int, str]:
-    texts: dict[int, str] = {}
-    for event in events:
-        if isinstance(event, ToolArgsDelta):
-            texts[event.index] = texts.get(event.index, "") + event.json
-    return texts
 
 
 def _cut_calls(events: list[Event]) -> list[tuple[int, str]]:
@@ -734,7 +727,7 @@ def _cut_calls(events: list[Event]) -> list[tuple[int, str]]:
 
     if not (isinstance(events[-1], Stop) and events[-1].reason == "max_tokens"):
         return []
-    return [(index, suffix) for index, text in _arguments(events).items()
+    return [(index, suffix) for index, text in tool_arguments(events).items()
             if text.strip() and (suffix := closer(text))]
 
 

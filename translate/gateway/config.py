@@ -106,12 +106,9 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
         where = ("upstreams", name)
         if not isinstance(table, dict):
             raise fail(("upstreams",), name, f"upstreams.{name} must be a table")
-        problem = _problem(table, _UPSTREAM, f"upstream {name!r}")
+        problem = _problem(table, _UPSTREAM, f"upstream {name!r}", ("url", "format"))
         if problem:
             raise fail(where, *problem)
-        for required in ("url", "format"):
-            if required not in table:
-                raise fail(where, None, f"upstream {name!r} needs {required} =")
         if table["format"] not in CLIENT_FORMATS:
             raise fail(where, "format", f"upstream {name!r}: format must be one of "
                        f"{', '.join(CLIENT_FORMATS)}, not {table['format']!r}")
@@ -141,12 +138,9 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
         where = ("routes", number)
         if not isinstance(table, dict):
             raise fail((), "routes", "routes must be [[routes]] tables")
-        problem = _problem(table, _ROUTE, f"route {number + 1}")
+        problem = _problem(table, _ROUTE, f"route {number + 1}", ("model", "upstream"))
         if problem:
             raise fail(where, *problem)
-        for required in ("model", "upstream"):
-            if required not in table:
-                raise fail(where, None, f"route {number + 1} needs {required} =")
         hops = [Hop(table["upstream"], table.get("upstream_model"))]
         for fallback in table.get("fallbacks", []):
             if isinstance(fallback, str):
@@ -184,9 +178,10 @@ def route_table(config: Config) -> str:
     return "\n".join(lines)
 
 
-def _problem(table: dict[str, Any], allowed: dict[str, type], what: str
-             ) -> tuple[str, str] | None:
-    """The first key of `table` that is unknown or of the wrong type: (key, message)."""
+def _problem(table: dict[str, Any], allowed: dict[str, type], what: str,
+             required: tuple[str, ...] = ()) -> tuple[str | None, str] | None:
+    """The first key of `table` that is unknown or of the wrong type, else the first
+    `required` key it lacks: (key, or None for a missing one, message)."""
     for key, value in table.items():
         kind = allowed.get(key)
         if kind is None:
@@ -197,6 +192,9 @@ def _problem(table: dict[str, Any], allowed: dict[str, type], what: str
                          f"{'a number' if kind is float else 'a ' + kind.__name__}")
         if number and value <= 0:
             return key, f"{what}: {key} must be more than 0"
+    for key in required:
+        if key not in table:
+            return None, f"{what} needs {key} ="
     return None
 
 

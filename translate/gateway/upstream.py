@@ -45,9 +45,9 @@ def open_client(settings: Settings, transport: httpx2.AsyncBaseTransport | None 
     """The pooled client for the upstream (close it with `aclose()`)."""
     timeout = timeout_of(settings.default, settings)
     limits = httpx2.Limits(max_connections=settings.max_connections,
-                          max_keepalive_connections=min(settings.max_connections, 100))
+                           max_keepalive_connections=min(settings.max_connections, 100))
     return httpx2.AsyncClient(timeout=timeout, limits=limits, transport=transport,
-                             follow_redirects=False, trust_env=False)
+                              follow_redirects=False, trust_env=False)
 
 
 RETRIED: Final = frozenset({408, 409, 429})
@@ -61,7 +61,7 @@ RETRY_AFTER_LIMIT: Final = 3600.0
 def timeout_of(upstream: Upstream, settings: Settings) -> httpx2.Timeout:
     """One request's timeouts: the upstream's, and the gateway's wait for a free connection."""
     return httpx2.Timeout(upstream.connect_timeout, read=upstream.timeout,
-                         write=upstream.connect_timeout, pool=settings.pool_timeout)
+                          write=upstream.connect_timeout, pool=settings.pool_timeout)
 
 
 def retry_after(headers: httpx2.Headers) -> float:
@@ -155,10 +155,11 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx2.AsyncBaseTran
             streaming = True
         if request.method == "GET":
             return httpx2.Response(404, json={"error": {"message": "the demo upstream has no "
-                                                       "model list", "type": "not_found_error"}})
+                                                        "model list",
+                                                        "type": "not_found_error"}})
         if not streaming:
             return httpx2.Response(200, json=collect([body], source=source))
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
-                              content=events())
+                               content=events())
 
     return httpx2.MockTransport(answer)
