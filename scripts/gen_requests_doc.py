@@ -115,7 +115,11 @@ run of chat `tool` messages, consecutive responses items). What a conversation n
 go on at all (reasoning from another provider, a cache TTL the target lacks, ...) is
 **reported in both modes**, listed below. Fields of the source's API that the neutral model
 does not name (chat `frequency_penalty`, responses `truncation`, ...) are kept for the same
-format, and for another dropped (steering) or refused.
+format, and for another dropped (steering) or refused. A field is the API's when any of the
+last three majors of its official SDK declares it (`translate/formats/_sdk_fields.py`, made by
+`scripts/gen_sdk_fields.py`): anthropic 1.0 dropped `temperature`, `top_p` and `top_k` from its
+types, yet the API takes them and clients send them. Gemini enum values are read in any case,
+as the API and google-genai read them, and a `*_UNSPECIFIED` value is carried as not set.
 
 ## Instructions are never dropped
 

@@ -90,7 +90,8 @@ def _js() -> dict[tuple[str, str], dict[str, Any]]:
             served.append((cell + " (source)", path.read_bytes()))
         for ident, data in served:
             lines.append(json.dumps({"id": ident, "target": target, "seed": number + 1,
-                                     "body": base64.b64encode(data).decode(), "tools": tools}))
+                                     "body": base64.b64encode(data).decode(), "tools": tools,
+                                     "server_tools": _server_tools(data)}))
     done = subprocess.run(["node", str(JS / "read.mjs")], input="\n".join(lines), cwd=JS,
                           capture_output=True, text=True, timeout=240, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -103,6 +104,24 @@ def _js() -> dict[tuple[str, str], dict[str, Any]]:
 
 
 _SOURCES = {cell: (source, path) for cell, source, path, _ in _cells()}
+
+
+def _server_tools(body: bytes) -> list[str]:
+    """The names of a messages stream's `server_tool_use` blocks: read.mjs declares each
+    server tool to the AI SDK's anthropic provider, as its users do (the code-execution tool
+    is where an input written whole at the block's start broke the AI SDK)."""
+    names = set()
+    for line in body.splitlines():
+        if not line.startswith(b"data:"):
+            continue
+        try:
+            data = json.loads(line[5:])
+        except ValueError:
+            continue
+        block = data.get("content_block") if isinstance(data, dict) else None
+        if isinstance(block, dict) and block.get("type") == "server_tool_use":
+            names.add(str(block.get("name")))
+    return sorted(names)
 
 
 def _usage_pair(usage: dict[str, Any] | None) -> tuple[Any, Any] | None:

@@ -75,7 +75,7 @@ def test_the_strict_validator_catches_an_unknown_key_at_any_depth(format: str) -
         validate_request(format, nested)
 
 
-def test_every_format_field_list_is_the_sdk_s() -> None:
+def test_every_field_the_installed_sdks_declare_is_in_the_readers_tables() -> None:
     from translate.formats.chat.request import FIELDS as CHAT
     from translate.formats.gemini.request import FIELDS as GEMINI
     from translate.formats.messages.request import FIELDS as MESSAGES
@@ -83,7 +83,7 @@ def test_every_format_field_list_is_the_sdk_s() -> None:
 
     for format, fields in (("chat", CHAT), ("responses", RESPONSES), ("messages", MESSAGES)):
         sdk = set(SDK_TYPES[(format, True)].__annotations__)
-        assert set(fields) == sdk, format
+        assert sdk <= set(fields), (format, "run scripts/gen_sdk_fields.py")
     assert set(GEMINI) == set(gemini_fields())  # google-genai's config fields of the body
 
 
@@ -155,8 +155,7 @@ _TOOL = {"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"a": {"type": "string"}}}}}
 SAMPLES: dict[str, tuple[str, dict[str, Any], str]] = {
     # neutral field -> (a source that has it, the fields, the name the client used)
-    "temperature": ("chat", {"temperature": 0.5}, "temperature"),
-    "top_p": ("responses", {"top_p": 0.5}, "top_p"),
+    "top_k": ("messages", {"top_k": 5}, "top_k"),
     "stop": ("messages", {"stop_sequences": ["x"]}, "stop_sequences"),
     "verbosity": ("chat", {"verbosity": "low"}, "verbosity"),
     "metadata": ("responses", {"metadata": {"a": "b"}}, "metadata"),

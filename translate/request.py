@@ -389,9 +389,12 @@ class Request:
     """The output limit (chat `max_completion_tokens`/`max_tokens`, responses
     `max_output_tokens`, messages `max_tokens`), reasoning included."""
     temperature: float | None = None
-    """Sampling temperature (chat and responses; the messages SDK has none)."""
+    """Sampling temperature."""
     top_p: float | None = None
-    """Nucleus sampling (chat and responses; the messages SDK has none)."""
+    """Nucleus sampling."""
+    top_k: float | None = None
+    """Top-k sampling (messages `top_k`, an integer; gemini `topK`, a number; OpenAI has
+    none)."""
     stop: tuple[str, ...] | None = None
     """Stop sequences (chat `stop`, messages `stop_sequences`; responses has none)."""
     reasoning: Reasoning | None = None
@@ -675,10 +678,14 @@ REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
                    "responses": "`max_output_tokens`",
                    "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)",
         "gemini": "`generationConfig.maxOutputTokens`"},
-    "temperature": {"chat": "`temperature`", "responses": "`temperature`", "messages": None,
+    "temperature": {"chat": "`temperature`", "responses": "`temperature`",
+                    "messages": "`temperature` (with thinking on, only 1)",
         "gemini": "`generationConfig.temperature`"},
-    "top_p": {"chat": "`top_p`", "responses": "`top_p`", "messages": None,
+    "top_p": {"chat": "`top_p`", "responses": "`top_p`",
+              "messages": "`top_p` (with thinking on, 0.95 to 1)",
         "gemini": "`generationConfig.topP`"},
+    "top_k": {"chat": None, "responses": None, "messages": "`top_k` (not with thinking on)",
+        "gemini": "`generationConfig.topK`"},
     "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`",
         "gemini": "`generationConfig.stopSequences`"},
     "reasoning": {"chat": "`reasoning_effort`",
@@ -788,7 +795,7 @@ FIELD_NAMES: dict[RequestFormat, dict[str, str]] = {
     "gemini": {"system": "systemInstruction", "messages": "contents",
                "max_tokens": "generationConfig.maxOutputTokens",
                "temperature": "generationConfig.temperature", "top_p": "generationConfig.topP",
-               "stop": "generationConfig.stopSequences",
+               "top_k": "generationConfig.topK", "stop": "generationConfig.stopSequences",
                "reasoning": "generationConfig.thinkingConfig",
                "output": "generationConfig.responseJsonSchema",
                "n": "generationConfig.candidateCount", "seed": "generationConfig.seed",

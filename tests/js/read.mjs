@@ -1,6 +1,7 @@
 // What the JavaScript clients rebuild from a stream, for tests/test_js_clients.py.
 //
-// Reads JSON lines on stdin: {id, target, body (base64 of the SSE bytes), seed, tools (names)}.
+// Reads JSON lines on stdin: {id, target, body (base64 of the SSE bytes), seed, tools (names),
+// server_tools (names of the stream's Anthropic server tools, declared to the AI SDK)}.
 // Serves each body to every client of its target through a fetch that returns the bytes in
 // small random pieces (1 to 24 bytes, from `seed`), and writes one JSON line per client:
 // {id, client, text, reasoning, tools: [{name, input}], stop, usage: {input, output} (the AI
@@ -111,8 +112,27 @@ function parse(text) {
   try { return JSON.parse(text); } catch { return text; }
 }
 
-async function aiSdk(sdk, model, toolNames) {
+// Anthropic's server tools, declared to the AI SDK's anthropic provider as its users declare
+// them, by the name of the `server_tool_use` blocks they make.
+const SERVER_TOOLS = {
+  bash_code_execution: ["code_execution", (p) => p.tools.codeExecution_20250825({})],
+  text_editor_code_execution: ["code_execution", (p) => p.tools.codeExecution_20250825({})],
+  code_execution: ["code_execution", (p) => p.tools.codeExecution_20250825({})],
+  web_search: ["web_search", (p) => p.tools.webSearch_20250305({})],
+  web_fetch: ["web_fetch", (p) => p.tools.webFetch_20250910({})],
+};
+
+function serverTools(provider, names) {
   const tools = {};
+  for (const name of names ?? []) {
+    const known = SERVER_TOOLS[name];
+    if (known) tools[known[0]] = known[1](provider);
+  }
+  return tools;
+}
+
+async function aiSdk(sdk, model, toolNames, provided = {}) {
+  const tools = { ...provided };
   for (const name of toolNames) {
     tools[name] = sdk.tool({ inputSchema: sdk.jsonSchema({ type: "object" }) });
   }
@@ -123,6 +143,9 @@ async function aiSdk(sdk, model, toolNames) {
     if (part.type === "text-delta") text += part.text ?? part.delta ?? "";
     else if (part.type === "reasoning-delta") {
       thoughts.set(part.id, (thoughts.get(part.id) ?? "") + (part.text ?? part.delta ?? ""));
+    }
+    else if (part.type === "tool-call" && part.invalid) {  // an input its tool's schema refused
+      error = errorText(part.error);
     }
     else if (part.type === "tool-call" && !part.providerExecuted) {  // (hosted tools: not the client's)
       calls.push({ name: part.toolName, input: part.input });
@@ -152,8 +175,14 @@ const CLIENTS = {
   },
   messages: {
     anthropic: (f) => anthropicMessages(f),
-    "ai6+anthropic": (f, t) => aiSdk(ai6, anthropic6({ apiKey: "k", baseURL: "http://test/v1", fetch: f })("m"), t),
-    "ai7+anthropic": (f, t) => aiSdk(ai7, anthropic7({ apiKey: "k", baseURL: "http://test/v1", fetch: f })("m"), t),
+    "ai6+anthropic": (f, t, s) => {
+      const p = anthropic6({ apiKey: "k", baseURL: "http://test/v1", fetch: f });
+      return aiSdk(ai6, p("m"), t, serverTools(p, s));
+    },
+    "ai7+anthropic": (f, t, s) => {
+      const p = anthropic7({ apiKey: "k", baseURL: "http://test/v1", fetch: f });
+      return aiSdk(ai7, p("m"), t, serverTools(p, s));
+    },
   },
 };
 
@@ -165,7 +194,7 @@ for await (const line of lines) {
   for (const [client, read] of Object.entries(CLIENTS[c.target])) {
     let out;
     try {
-      out = await read(fetcher(new Uint8Array(bytes), c.seed), c.tools ?? []);
+      out = await read(fetcher(new Uint8Array(bytes), c.seed), c.tools ?? [], c.server_tools ?? []);
     } catch (e) {
       out = { error: errorText(e) };
     }

@@ -21,7 +21,8 @@ from typing import Any
 from pydantic import TypeAdapter
 from pydantic_core import SchemaValidator
 
-__all__ = ["SDK_TYPES", "gemini_fields", "strict_validator", "validate_request"]
+__all__ = ["OLDER_SDK_FIELDS", "SDK_TYPES", "gemini_fields", "strict_validator",
+           "validate_request"]
 
 
 def _types() -> dict[tuple[str, bool], Any]:
@@ -102,12 +103,25 @@ def _gemini_body() -> Any:
     return create_model("GeminiBody", __config__=ConfigDict(extra="forbid"), **fields)
 
 
+OLDER_SDK_FIELDS: dict[str, dict[str, Any]] = {
+    "messages": {"temperature": float, "top_p": float, "top_k": int},
+}
+"""Top-level fields an older SDK release declares (`translate/formats/_sdk_fields.py`) that the
+installed one no longer does, each with the type that release gave it (anthropic 0.x
+`MessageCreateParams`; the API still takes them). tests/test_sdk_fields.py keeps this table
+equal to the difference."""
+
+
 def validate_request(format: str, body: dict[str, Any]) -> None:
     """Raise `pydantic_core.ValidationError` unless `body` is a valid request of `format`.
     A gemini body is validated as JSON (`thoughtSignature` and `inlineData.data` are base64
-    bytes to the SDK), by the SDK's own models, which forbid unknown keys."""
+    bytes to the SDK), by the SDK's own models, which forbid unknown keys. A field only an
+    older SDK release declares (`OLDER_SDK_FIELDS`) is checked against that release's type."""
     if format == "gemini":
         _gemini_body().model_validate_json(json.dumps(body))
         return
+    older = OLDER_SDK_FIELDS.get(format, {})
+    for key in older.keys() & body.keys():
+        TypeAdapter(older[key]).validate_python(body[key], strict=older[key] is int)
     tp = SDK_TYPES[(format, body.get("stream") is True)]
-    strict_validator(tp).validate_python(body)
+    strict_validator(tp).validate_python({k: v for k, v in body.items() if k not in older})

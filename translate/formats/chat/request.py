@@ -45,25 +45,21 @@ from .._openai_request import (
     write_common,
     write_effort,
 )
+from .._sdk_fields import SDK_FIELDS
 
 __all__ = ["FIELDS", "build_request", "parse_request", "part_path"]
 
-FIELDS: frozenset[str] = frozenset({
+_MODELLED = frozenset({
     "messages", "model", "logprobs", "max_completion_tokens", "max_tokens", "metadata", "n",
     "parallel_tool_calls", "reasoning_effort", "response_format", "seed", "stop", "store",
     "stream", "stream_options", "temperature", "tool_choice", "tools", "top_logprobs", "top_p",
     "user", "verbosity", "web_search_options", "prompt_cache_key", "safety_identifier",
-    "prompt_cache_retention",
-    # defined by the SDK, not modelled: kept for a chat target, refused for another
-    "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "modalities",
-    "moderation", "prediction", "presence_penalty", "prompt_cache_options", "service_tier",
-})
-"""Every top-level field of `CompletionCreateParams` (tests check it against the SDK)."""
+    "prompt_cache_retention"})
+FIELDS: frozenset[str] = SDK_FIELDS["chat"] | _MODELLED
+"""Every top-level field of `CompletionCreateParams` in the SDK releases `SDK_FIELDS` was read
+from, and `stream` (the SDK declares it on the subclasses). The ones not modelled (`audio`,
+`functions`, `logit_bias`...) are kept for a chat target and refused for another."""
 
-_UNMODELLED = frozenset({"audio", "frequency_penalty", "function_call", "functions",
-                         "logit_bias", "modalities", "moderation", "prediction",
-                         "presence_penalty", "prompt_cache_options", "service_tier"})
-_MODELLED = FIELDS - _UNMODELLED
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls"})
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
 

@@ -62,6 +62,7 @@ from ...request import (
     finite_json,
     json_text,
 )
+from .._sdk_fields import SDK_FIELDS
 
 __all__ = ["FIELDS", "PLACEHOLDERS", "SKIP_SIGNATURE", "build_request", "parse_request",
            "part_path"]
@@ -77,18 +78,16 @@ _MODELLED = frozenset({"contents", "systemInstruction", "tools", "toolConfig",
                        "generationConfig"})
 
 _CONFIG_MODELLED = frozenset({
-    "maxOutputTokens", "temperature", "topP", "stopSequences", "candidateCount", "seed",
+    "maxOutputTokens", "temperature", "topP", "topK", "stopSequences", "candidateCount", "seed",
     "responseLogprobs", "logprobs", "responseMimeType", "responseSchema", "responseJsonSchema",
     "thinkingConfig"})
-"""The `generationConfig` fields the neutral model names; the others (`topK`,
-`presencePenalty`, `responseModalities`, ...) are kept for a gemini target only."""
+"""The `generationConfig` fields the neutral model names; the others (`presencePenalty`,
+`responseModalities`, ...) are kept for a gemini target only."""
 
-_CONFIG_OTHER = frozenset({
-    "topK", "presencePenalty", "frequencyPenalty", "responseModalities", "speechConfig",
-    "mediaResolution", "audioTimestamp", "enableAffectiveDialog", "routingConfig",
-    "modelSelectionConfig", "enableEnhancedCivicAnswers", "imageConfig"})
-"""`generationConfig` fields the neutral model does not name (google-genai's
-`GenerationConfig`): kept for a gemini target, refused for another."""
+_CONFIG_OTHER = (SDK_FIELDS["gemini.generationConfig"] | {"imageConfig"}) - _CONFIG_MODELLED
+"""`generationConfig` fields the neutral model does not name (every field of google-genai's
+`GenerationConfig` in the releases `SDK_FIELDS` was read from, and `imageConfig`, which the SDK
+moves in from its `GenerateContentConfig`): kept for a gemini target, refused for another."""
 
 _CONFIG_KEYS = _CONFIG_MODELLED | _CONFIG_OTHER
 
@@ -116,8 +115,8 @@ _DECLARATION_KEYS = frozenset({"name", "description", "parameters", "parametersJ
                                "response", "responseJsonSchema", "behavior"})
 _SEARCH_KEYS = frozenset({"excludeDomains", "timeRangeFilter"})
 _TOOL_CONFIG_KEYS = frozenset({"functionCallingConfig", "retrievalConfig"})
-_CALLING_KEYS = frozenset({"mode", "allowedFunctionNames", "streamFunctionCallArguments"})
-_THINKING_KEYS = frozenset({"thinkingBudget", "thinkingLevel", "includeThoughts"})
+_CALLING_KEYS = SDK_FIELDS["gemini.functionCallingConfig"]
+_THINKING_KEYS = SDK_FIELDS["gemini.thinkingConfig"]
 """The fields of each object of the body (google-genai's types, camelCase)."""
 
 
@@ -471,7 +470,9 @@ def _choice(config: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
     fcc = _object(config.get("functionCallingConfig", {}),
                   _CALLING_KEYS,
                   ctx, "toolConfig.functionCallingConfig")
-    mode, names = fcc.get("mode", "AUTO"), fcc.get("allowedFunctionNames")
+    names = fcc.get("allowedFunctionNames")
+    mode = _enum(fcc.get("mode"), ctx, "toolConfig.functionCallingConfig.mode",
+                 SDK_FIELDS["gemini.functionCallingConfig.mode"]) or "AUTO"
     if "streamFunctionCallArguments" in fcc or mode == "VALIDATED" or (
             names is not None and not (mode == "ANY" and type(names) is list and len(names) == 1
                                        and type(names[0]) is str)):
@@ -481,14 +482,23 @@ def _choice(config: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
         return None
     if names:
         return ToolChoice(mode="tool", name=names[0])
-    if mode not in _CHOICE:
-        ctx.invalid("toolConfig.functionCallingConfig.mode", "AUTO, ANY, NONE or VALIDATED",
-                    mode)
     return ToolChoice(mode=_CHOICE[mode])  # type: ignore[arg-type]
 
 
+def _enum(value: Any, ctx: RequestContext, path: str, known: frozenset[str]) -> str | None:
+    """An enum value read as the API reads it: in any case (google-genai's enums are
+    `CaseInSensitiveEnum`s, and Google's REST examples write `"thinkingLevel": "low"`), and
+    `*_UNSPECIFIED`, the proto default, as not set (None)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or value.upper() not in known:
+        ctx.invalid(path, ", ".join(sorted(known)), value)
+    value = value.upper()
+    return None if value.endswith("_UNSPECIFIED") else value
+
+
 _CHOICE = {where["gemini"]["functionCallingConfig"]["mode"]: mode
-           for mode, where in TOOL_CHOICE.items() if mode != "tool"} | {"MODE_UNSPECIFIED": "auto"}
+           for mode, where in TOOL_CHOICE.items() if mode != "tool"}
 """`functionCallingConfig.mode` -> `ToolChoice.mode` (`TOOL_CHOICE` read backwards)."""
 _EFFORT_LEVEL = {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH",
                  "xhigh": "XHIGH", "max": "XHIGH"}
@@ -504,9 +514,8 @@ def _reasoning(config: Any, ctx: RequestContext) -> Reasoning | None:
     config = _object(config, _THINKING_KEYS,
                      ctx, path)
     budget = ctx.scalar(f"{path}.thinkingBudget", config.get("thinkingBudget"), int)
-    level = config.get("thinkingLevel")
-    if level is not None and level not in _LEVELS:
-        ctx.invalid(f"{path}.thinkingLevel", "MINIMAL, LOW, MEDIUM, HIGH or XHIGH", level)
+    level = _enum(config.get("thinkingLevel"), ctx, f"{path}.thinkingLevel",
+                  SDK_FIELDS["gemini.thinkingLevel"])
     shown = ctx.scalar(f"{path}.includeThoughts", config.get("includeThoughts"), bool)
     summary = "auto" if shown else None
     if budget == 0:
@@ -574,6 +583,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         temperature=ctx.scalar("generationConfig.temperature", config.get("temperature"),
                                (int, float)),
         top_p=ctx.scalar("generationConfig.topP", config.get("topP"), (int, float)),
+        top_k=ctx.scalar("generationConfig.topK", config.get("topK"), (int, float)),
         stop=ctx.strings("generationConfig.stopSequences", config.get("stopSequences")),
         reasoning=_reasoning(config.get("thinkingConfig"), ctx),
         output=_output(config, ctx),
@@ -875,7 +885,8 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
                    what="parallel_tool_calls")
     config: dict[str, Any] = {}
     for attr, key in (("max_tokens", "maxOutputTokens"), ("temperature", "temperature"),
-                      ("top_p", "topP"), ("n", "candidateCount"), ("seed", "seed"),
+                      ("top_p", "topP"), ("top_k", "topK"), ("n", "candidateCount"),
+                      ("seed", "seed"),
                       ("logprobs", "responseLogprobs"), ("top_logprobs", "logprobs")):
         value = getattr(req, attr)
         if value is not None:

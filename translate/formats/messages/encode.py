@@ -25,7 +25,9 @@ Theory of operation (spec/messages.md §11, mapping.md §7):
   only for an Anthropic signature (never invented; others reported as `signature`);
   `redacted_thinking` -> `redacted_thinking` for Anthropic data, else dropped and reported;
   `tool_call` -> `tool_use` with `input: {}` and `input_json_delta`s of the raw argument text;
-  `opaque` -> re-emitted whole (start + stop) for a messages source, else reported; `image` ->
+  `opaque` -> re-emitted whole (start + stop) for a messages source, else reported (a
+  `server_tool_use` or `mcp_tool_use` streams its input as the API does: `input: {}`, then one
+  `input_json_delta`); `image` ->
   reported, nothing written. Citations pass as `citations_delta` only from a messages source.
 - `Stop` -> `message_delta` (mapped `stop_reason`, `stop_sequence`, cumulative usage) and
   `message_stop`, written at once (decoders send their last `Usage` before `Stop`). `end_turn`
@@ -308,8 +310,13 @@ class MessagesEncoder(Machine[_State], Encoder):
         block.wire = self._next_wire
         block.prefix = b'{"type":"content_block_delta","index":%d,"delta":{"type":"' % block.wire
         self._next_wire += 1
+        streamed = _streamed_input(content)
+        if streamed is not None:
+            content = {**content, "input": {}}
         out = self._frame(b"content_block_start", {
             "type": "content_block_start", "index": block.wire, "content_block": content})
+        if streamed is not None:
+            out += frame(_DELTA, block.prefix + _ARGS + to_json(streamed) + b"}}")
         if held:
             out = b"".join([out, *(self._delta_bytes(block, delta)  # type: ignore[arg-type]
                                    for delta in held)])
@@ -458,6 +465,24 @@ def block_start(start: BlockStart, same: bool, id_factory: Callable[[str], str]
     if kind == "redacted_thinking":
         return {"type": "redacted_thinking", "data": start.data or ""}
     return start.raw or {}  # opaque, same format: the complete block, already accumulated
+
+
+_STREAMED_INPUT = frozenset({"server_tool_use", "mcp_tool_use"})
+"""Block types whose `input` the API streams (`input: {}`, then `input_json_delta`s)."""
+
+
+def _streamed_input(content: dict[str, Any]) -> str | None:
+    """The input of a server or MCP tool call, as the JSON text of the one `input_json_delta`
+    that follows its `input: {}` start, or None for any other block. A messages source's
+    opaque block arrives accumulated, input and all, but clients read it as the API streams
+    it: the Vercel AI SDK adds the code-execution tool's `type` key on the first delta, and
+    rejects an input given whole at the start."""
+    if content.get("type") not in _STREAMED_INPUT:
+        return None
+    value = content.get("input")
+    if not isinstance(value, dict) or not value:
+        return None
+    return to_json(value).decode()
 
 
 def carries_signature(event: SignatureDelta, report: LossReport) -> bool:

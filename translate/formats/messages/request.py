@@ -4,8 +4,8 @@ Shapes as the installed `anthropic` SDK's `MessageCreateParams` define them: `sy
 or text blocks with `cache_control`), `messages` (user, assistant and system turns of content
 blocks), `tools`, `tool_choice` (which also carries `disable_parallel_tool_use`), `thinking`,
 `output_config` (`effort` and the structured-output `format`), `max_tokens` (required),
-`stop_sequences`, `metadata.user_id`, `stream`. The SDK defines no sampling parameters
-(`temperature`, `top_p`, `top_k`), so a messages target refuses them.
+`stop_sequences`, `metadata.user_id`, `stream`, and the sampling fields `temperature`, `top_p`
+and `top_k`, which the API takes though anthropic 1.0 and later no longer declare them.
 
 Thinking and redacted-thinking blocks are kept whole (`Opaque`, `reasoning=True`): only an
 Anthropic model can verify their signatures, so they go back only to a messages target.
@@ -46,26 +46,25 @@ from ...request import (
     json_text,
     read_texts,
 )
+from .._sdk_fields import SDK_FIELDS
 
 __all__ = ["AGENT_FIELDS", "EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request",
            "parse_request", "part_path"]
 
-FIELDS: frozenset[str] = frozenset({
-    "model", "max_tokens", "messages", "system", "stop_sequences", "stream", "metadata",
-    "thinking", "tool_choice", "tools", "output_config",
-    # defined by the SDK, not modelled: kept for a messages target, refused for another
-    "cache_control", "container", "diagnostics", "inference_geo", "service_tier", "speed",
-    "user_profile_id", "workspace_id",
-})
-"""Every top-level field of `MessageCreateParams` (tests check it against the SDK)."""
+_MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
+                       "metadata", "thinking", "tool_choice", "tools", "output_config",
+                       "temperature", "top_p", "top_k"})
+FIELDS: frozenset[str] = SDK_FIELDS["messages"] | _MODELLED
+"""Every top-level field of `MessageCreateParams` in the SDK releases `SDK_FIELDS` was read
+from (anthropic 1.0 dropped the sampling fields the API still takes), and `stream`. The ones
+not modelled (`container`, `service_tier`...) are kept for a messages target and refused for
+another."""
 
 AGENT_FIELDS: frozenset[str] = frozenset({"context_management"})
 """Fields of the beta `MessageCreateParams` that Claude Code sends (with `anthropic-beta:
 context-management-2025-06-27`): kept for a messages target, and for another dropped and
 reported (`STEERING`) unless strict."""
 
-_MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
-                       "metadata", "thinking", "tool_choice", "tools", "output_config"})
 _KNOWN = FIELDS | AGENT_FIELDS
 _HINTS = {"cache_control": "cache_control: the top-level cache breakpoint"}
 
@@ -346,6 +345,9 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         tool_choice=choice,
         parallel_tool_calls=parallel,
         max_tokens=ctx.scalar("max_tokens", body.get("max_tokens"), int),
+        temperature=ctx.scalar("temperature", body.get("temperature"), (int, float)),
+        top_p=ctx.scalar("top_p", body.get("top_p"), (int, float)),
+        top_k=ctx.scalar("top_k", body.get("top_k"), int),
         stop=ctx.strings("stop_sequences", stop),
         reasoning=reasoning,
         output=output,
@@ -631,6 +633,29 @@ def _thinking_fits_history(body: dict[str, Any], ctx: RequestContext) -> None:
              "assistant turn has no thinking block to replay, which messages refuses")
 
 
+_WITH_THINKING: dict[str, tuple[float, float] | None] = {
+    "temperature": (1, 1), "top_p": (0.95, 1), "top_k": None}
+"""The sampling values Anthropic accepts beside thinking (its extended-thinking docs:
+temperature only 1, top_p from 0.95 to 1, no top_k); None: none."""
+
+
+def _write_sampling(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
+    """`temperature`, `top_p` and `top_k`, except a value Anthropic refuses while thinking is
+    on: that one is dropped and reported (a sampling knob, `STEERING`), so the request that
+    asked for thinking keeps it. A messages client's own values are its business."""
+    thinking = body.get("thinking", {}).get("type") in ("enabled", "adaptive") and not ctx.same
+    for attr, allowed in _WITH_THINKING.items():
+        value = getattr(req, attr)
+        if value is None:
+            continue
+        if thinking and (allowed is None or not allowed[0] <= value <= allowed[1]):
+            ctx.refuse(ctx.name(attr), f"{value} is not accepted with thinking on")
+            continue
+        if attr == "top_k" and not float(value).is_integer():
+            ctx.invalid(ctx.name(attr), "a whole number (messages top_k is an integer)", value)
+        body[attr] = int(value) if attr == "top_k" else value
+
+
 def _write_thinking(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
     r = req.reasoning
     if r is None:
@@ -704,6 +729,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["stop_sequences"] = list(req.stop)
     _write_thinking(req, ctx, body)
     _thinking_fits_history(body, ctx)
+    _write_sampling(req, ctx, body)
     out_format = req.output
     if out_format is not None and out_format.type != "text":
         if out_format.type == "json_object":
@@ -719,8 +745,7 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["metadata"] = {"user_id": req.user}
     if req.metadata:
         ctx.refuse(ctx.name("metadata"), "messages metadata holds only user_id")
-    for attr in ("temperature", "top_p", "seed", "top_logprobs", "previous_response_id",
-                 "verbosity"):
+    for attr in ("seed", "top_logprobs", "previous_response_id", "verbosity"):
         if getattr(req, attr) is not None:
             ctx.refuse(ctx.name(attr))
     if req.logprobs:

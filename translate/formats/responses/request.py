@@ -53,34 +53,26 @@ from .._openai_request import (
     write_common,
     write_effort,
 )
+from .._sdk_fields import SDK_FIELDS
 
 __all__ = ["AGENT_FIELDS", "CUSTOM_SCHEMA", "ENCRYPTED_INCLUDE", "FIELDS", "LOCAL_SHELL",
            "LOCAL_SHELL_SCHEMA", "LOGPROBS_INCLUDE", "build_request", "parse_request",
            "part_path"]
 
-FIELDS: frozenset[str] = frozenset({
+_MODELLED = frozenset({
     "input", "instructions", "max_output_tokens", "metadata", "model", "parallel_tool_calls",
     "previous_response_id", "reasoning", "store", "stream", "temperature", "text",
     "tool_choice", "tools", "top_logprobs", "top_p", "user", "include", "prompt_cache_key",
-    "safety_identifier", "prompt_cache_retention",
-    # defined by the SDK, not modelled: kept for a responses target, refused for another
-    "access_programs", "background", "background_options", "context_management",
-    "conversation", "image", "max_tool_calls", "moderation", "prompt", "prompt_cache_options",
-    "service_tier", "stream_options", "truncation",
-})
-"""Every top-level field of `ResponseCreateParams` (tests check it against the SDK)."""
+    "safety_identifier", "prompt_cache_retention"})
+FIELDS: frozenset[str] = SDK_FIELDS["responses"] | _MODELLED
+"""Every top-level field of `ResponseCreateParams` in the SDK releases `SDK_FIELDS` was read
+from, and `stream`. The ones not modelled (`background`, `conversation`, `truncation`...) are
+kept for a responses target and refused for another."""
 
 AGENT_FIELDS: frozenset[str] = frozenset({"client_metadata"})
-"""Fields Codex CLI sends that the installed SDK's `ResponseCreateParams` does not define:
-kept for a responses target, and for another dropped and reported (`STEERING`) unless
-strict."""
+"""Fields Codex CLI sends that no SDK release's `ResponseCreateParams` defines: kept for a
+responses target, and for another dropped and reported (`STEERING`) unless strict."""
 _KNOWN = FIELDS | AGENT_FIELDS
-
-_UNMODELLED = frozenset({"access_programs", "background", "background_options",
-                         "context_management", "conversation", "image", "max_tool_calls",
-                         "moderation", "prompt", "prompt_cache_options", "service_tier",
-                         "stream_options", "truncation"})
-_MODELLED = FIELDS - _UNMODELLED
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")
 
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
