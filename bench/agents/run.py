@@ -103,11 +103,41 @@ def _opencode(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
             {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"})
 
 
+_QWEN_PROVIDER = {"chat": ("openai", "/v1", {}),
+                  "responses": ("openai", "/v1", {"wireApi": "responses"}),
+                  "messages": ("anthropic", "", {}),
+                  "gemini": ("gemini", "", {})}
+"""Qwen Code's client per API: (`modelProviders` protocol, base URL suffix, model fields)."""
+
+
+def _qwen(api: str) -> Callable[[Path, str], tuple[list[str], dict[str, str]]]:
+    """Qwen Code 0.24 speaks all four APIs; `modelProviders` picks which, per model (its
+    docs/configuration/auth.md and model-providers.md)."""
+    protocol, suffix, fields = _QWEN_PROVIDER[api]
+
+    def setup(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+        settings = home / ".qwen"
+        settings.mkdir()
+        (settings / "settings.json").write_text(json.dumps({
+            "modelProviders": {protocol: [{"id": "up", "name": "up", "baseUrl": url + suffix,
+                                           "envKey": "GW_API_KEY", **fields}]},
+            "security": {"auth": {"selectedType": protocol}},
+            "model": {"name": "up"},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"enableAutoUpdate": False}}))
+        return (["--yolo"], {"GW_API_KEY": "x"})
+
+    return setup
+
+
 AGENTS = {a.name: a for a in (
     Agent("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude", "messages", _claude),
     Agent("codex", "@openai/codex", "0.169.0", "codex", "responses", _codex),
     Agent("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "gemini", _gemini),
     Agent("opencode", "opencode-ai", "1.18.33", "opencode", "chat", _opencode),
+    *(Agent(f"qwen-{api}", "@qwen-code/qwen-code", "0.24.4", "qwen", api, _qwen(api))
+      for api in FORMATS),
 )}
 
 
