@@ -49,6 +49,7 @@ from tests.sdk import Summary  # noqa: E402
 from tests.sdk.gemini import fold  # noqa: E402
 from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
 from translate.gateway.relay import BLANK_KEEPALIVE  # noqa: E402
+from translate.packed import is_packed, unpack  # noqa: E402
 
 
 def _pair(src: str, dst: str) -> Any:
@@ -56,6 +57,7 @@ def _pair(src: str, dst: str) -> Any:
 
 
 MATRIX = [_pair(src, dst) for src in CLIENT_FORMATS for dst in CLIENT_FORMATS]
+REASONING_KEY = b"test-reasoning-key"
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +71,8 @@ def gateways(upstream: FakeUpstream) -> Iterator[dict[str, str]]:
     """One gateway per upstream format, all relaying to the fake upstream."""
     with contextlib.ExitStack() as stack:
         yield {fmt: stack.enter_context(gateway_for(
-            upstream, fmt, model_map=(("claude-*", "mapped-model"),), keepalive_interval=0.05))
+            upstream, fmt, model_map=(("claude-*", "mapped-model"),), keepalive_interval=0.05,
+            reasoning_key=REASONING_KEY))
             for fmt in CLIENT_FORMATS}
 
 
@@ -179,9 +182,15 @@ def _chat_result(completion: Any) -> Result:
     choice = completion.choices[0]
     return Result(
         text=choice.message.content or "",
-        tool_calls=[(c.id, c.function.name, json.loads(c.function.arguments or "{}"))
+        tool_calls=[(_inner_id(c.id), c.function.name, json.loads(c.function.arguments or "{}"))
                     for c in choice.message.tool_calls or []],
         stop=CHAT_STOPS.get(choice.finish_reason, choice.finish_reason))
+
+
+def _inner_id(call_id: str) -> str:
+    """A chat call id as the upstream wrote it: the gateway carries the upstream's reasoning
+    state home in the id of the call after it (`translate.carry`), with the id inside."""
+    return unpack(call_id, REASONING_KEY).call_id or "" if is_packed(call_id) else call_id
 
 
 def _responses_result(response: Any) -> Result:

@@ -216,6 +216,8 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--max-body-bytes": ("1024", 1024),
     "--lenient": ("1", True),
     "--strict": ("true", True),
+    "--reasoning-key-env": ("GW_REASONING_KEY", "GW_REASONING_KEY"),
+    "--no-carry-reasoning": ("1", True),
     "--demo": ("chat-tools", "chat-tools"),
     "--log-level": ("debug", "debug"),
     "--log-format": ("json", "json"),

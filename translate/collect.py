@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterable, Iterable, Iterator, Mapping
 from typing import Any
 
+from .carry import Carrier, carries
 from .convert import Decoding, OnError, ToolNames, rename
 from .errors import EncodeError, UpstreamError
 from .events import Error, Event
@@ -251,12 +252,20 @@ def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
     mappings as the streaming path: the object's IR events (`replay_events`) accumulated as
     `target`. Raises `UpstreamError` where `obj` is a failure the target has no final object
     for. Options are the source decoder's and the target accumulator's; pass `tool_names`
-    (`RequestConversion.tool_names`) to give tool calls the client's names."""
+    (`RequestConversion.tool_names`) to give tool calls the client's names, and
+    `carry_reasoning` / `reasoning_key` to carry the upstream's reasoning home as a stream does
+    (`translate.carry`)."""
     names: Mapping[str, str] | None = options.pop("tool_names", None) or None
+    carry = options.pop("carry_reasoning", False)
+    key: bytes = options.pop("reasoning_key", b"")
     dec = decoder_class(source)
     losses = as_report(report)
     accumulator, dec_options = _accumulator(target, losses, options, dec)
+    carrier = Carrier(source, target, key, losses) if carry and carries(source, target) \
+        else None
     for event in replay_events(obj, source=source, chunk_size=None, report=losses,
                                keep_envelope=source == target, **dec_options):
-        accumulator.add(event if names is None else rename(event, names))
+        out = carrier.feed(event) if carrier is not None else None
+        for each in (event,) if out is None else out:
+            accumulator.add(each if names is None else rename(each, names))
     return accumulator.result()

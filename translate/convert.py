@@ -21,6 +21,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
+from .carry import CarryReasoning, carries
 from .errors import DecodeError, EncodeError
 from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import Format, decoder_class, encoder_class
@@ -184,7 +185,10 @@ class Converter:
     that declares them (`strict` and `max_event_size` to the decoder, `id_factory` and `clock` to
     the encoder, format-specific ones to their format); an unknown option is a `TypeError`.
     `tool_names` (target-side name -> client name, `RequestConversion.tool_names`) gives tool
-    calls back the client's own names. After the stream, `losses` lists what the target could
+    calls back the client's own names. `carry_reasoning` packs the upstream's reasoning state
+    into the field the client echoes, sealed with `reasoning_key` (`translate.carry`), for
+    `convert_request(reasoning_key=...)` to restore on the next request; it changes nothing
+    between equal formats. After the stream, `losses` lists what the target could
     not carry.
     """
 
@@ -192,7 +196,8 @@ class Converter:
 
     def __init__(self, source: Format, target: Format, *, on_error: OnError = "raise",
                  tool_names: Mapping[str, str] | None = None,
-                 report: LossReport | None = None, **options: Any) -> None:
+                 report: LossReport | None = None, carry_reasoning: bool = False,
+                 reasoning_key: bytes = b"", **options: Any) -> None:
         dec_cls, enc_cls = decoder_class(source), encoder_class(target)
         dec_options, enc_options = route_options(options, f"{source} -> {target}", dec_cls,
                                                  enc_cls)
@@ -205,6 +210,8 @@ class Converter:
         self.encoder: Encoder = enc_cls(report=self.report, **enc_options)
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
+        if carry_reasoning and carries(source, target):
+            self.encoder = CarryReasoning(self.encoder, source, reasoning_key)
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""

@@ -53,6 +53,7 @@ from pydantic_core import to_json
 from .errors import RequestError
 from .formats import spec, unknown_format
 from .formats._base import may_hold_non_finite
+from .packed import PackedError, is_packed, unpack
 from .report import LossReport
 
 if TYPE_CHECKING:
@@ -955,12 +956,16 @@ class RequestContext:
 
     __slots__ = ("_names", "_turns", "body", "client_tools", "default_max_tokens",
                  "dropped_tools", "headers", "ids", "lenient", "locate", "model", "names",
-                 "report", "source", "stream", "strict", "target", "tool_names")
+                 "reasoning_key", "report", "source", "stream", "strict", "target",
+                 "tool_names")
 
     def __init__(self, source: RequestFormat, target: RequestFormat, *, lenient: bool,
                  strict: bool = False, default_max_tokens: int = DEFAULT_MAX_TOKENS,
                  body: Mapping[str, Any] = _EMPTY, locate: Locate | None = None,
-                 model: str | None = None, stream: bool | None = None) -> None:
+                 model: str | None = None, stream: bool | None = None,
+                 reasoning_key: bytes = b"") -> None:
+        self.reasoning_key = reasoning_key
+        """The key packed reasoning values are sealed with (`restore`)."""
         self.model = model
         """The model, for a source that keeps it in the URL (gemini), else None."""
         self.stream = stream
@@ -991,6 +996,47 @@ class RequestContext:
         self.names: Mapping[str, str] = _Memo(self.tool_name)
         """Client tool name -> the name written for the target: `tool_name`, memoised for
         this request (a name recurs in every call of it)."""
+
+    def restore(self, value: Any, path: str) -> tuple[Opaque, ...] | None:
+        """The upstream's own reasoning, from a packed value a client echoed
+        (`translate.packed`): its pieces as reasoning `Opaque`s of the target's format, which the
+        target's writer puts back in place. None when `value` is no packed value (the reader
+        goes on as before); `()` when it is one that cannot come home here (it does not open
+        with this key, it is another format's reasoning, or a piece is not of its format's
+        shape): dropped and reported (`reasoning`), never passed on as anything else."""
+        if not is_packed(value):
+            return None
+        try:
+            packed = unpack(value, self.reasoning_key)
+        except PackedError as exc:
+            self.lose("reasoning", f"{path}: a packed reasoning value that does not open "
+                      f"({exc}): dropped")
+            return ()
+        if packed.format != self.target:
+            self.lose("reasoning", f"{path}: {packed.format} reasoning, which only a "
+                      f"{packed.format} upstream can read: dropped")
+            return ()
+        for piece in packed.pieces:
+            if not _PIECE_SHAPES[packed.format](piece):
+                self.lose("reasoning", f"{path}: a packed {packed.format} reasoning piece of "
+                          "the wrong shape: dropped")
+                return ()
+        return tuple(Opaque(origin=self.target, raw=piece, reasoning=True)
+                     for piece in packed.pieces)
+
+    def call_id(self, value: str) -> str:
+        """A chat client's tool call id as the upstream wrote it: the id inside a packed
+        value that opens with this key (`translate.carry` packs a chat client's reasoning into
+        the id of the call that follows it). One that does not open becomes a short id made
+        from it, the same for the call and its result, so that what it holds (another
+        upstream's reasoning, maybe) never reaches the upstream. Any other id is itself."""
+        if not is_packed(value):
+            return value
+        try:
+            inner = unpack(value, self.reasoning_key).call_id
+        except PackedError:
+            inner = None
+        return inner or "call_" + hashlib.sha256(value.encode()).hexdigest()[:24]
 
     def at(self, msg: Message, i: int) -> str:
         """The path of turn `i` (`msg`) in the source body: `messages[3]`, `input[5]`."""
@@ -1217,11 +1263,39 @@ def _format_module(format: str) -> RequestCodec:
     return load()
 
 
+def _strings(piece: Mapping[str, Any], keys: Mapping[str, Any]) -> bool:
+    """Whether `piece` has only `keys`, each of the type it maps to."""
+    return all(key in keys and type(value) is keys[key] for key, value in piece.items())
+
+
+def _texts(value: Any, kind: str) -> bool:
+    return type(value) is list and all(
+        type(v) is dict and v.get("type") == kind and set(v) == {"type", "text"}
+        and type(v["text"]) is str for v in value)
+
+
+_PIECE_SHAPES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
+    "messages": lambda p: (p.get("type") == "thinking" and _strings(
+        p, {"type": str, "thinking": str, "signature": str}) and "signature" in p) or (
+        p.get("type") == "redacted_thinking" and _strings(p, {"type": str, "data": str})),
+    "responses": lambda p: p.get("type") == "reasoning" and _strings(
+        p, {"type": str, "id": str, "summary": list, "content": list,
+            "encrypted_content": str}) and _texts(p.get("summary"), "summary_text")
+        and _texts(p.get("content", []), "reasoning_text"),
+    "gemini": lambda p: "thoughtSignature" in p and _strings(
+        p, {"thoughtSignature": str, "text": str, "thought": bool}),
+    "chat": lambda p: _strings(p, {"reasoning_content": str}) and "reasoning_content" in p,
+}
+"""What a restored piece of each format may be (`RequestContext.restore`): the shapes
+`translate.carry` packs, and nothing else, so that even a value sealed with a known key (the
+library's default, the empty key) can only ever be reasoning in its format's own form."""
+
+
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,
                     lenient: bool = False, strict: bool = False,
                     headers: Mapping[str, str] | None = None,
                     default_max_tokens: int = DEFAULT_MAX_TOKENS, model: str | None = None,
-                    stream: bool | None = None) -> RequestConversion:
+                    stream: bool | None = None, reasoning_key: bytes = b"") -> RequestConversion:
     """Translate a request body of `source` format into a request body of `target` format.
 
     Raises `RequestError` for a field the target cannot carry (naming its path and the
@@ -1232,7 +1306,9 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
     `default_max_tokens` is the messages `max_tokens` when the source set none. `model` and
     `stream` are what the URL says for a source that keeps them out of its body (gemini:
     `models/{model}:streamGenerateContent`); another source's body says it, so they are
-    refused there."""
+    refused there. `reasoning_key` opens the packed reasoning values a client echoes (a stream
+    converted with `carry_reasoning=True` and the same key): the target's own reasoning comes
+    home in its own form, anything else is dropped and reported (`RequestContext.restore`)."""
     reader, writer = _format_module(source), _format_module(target)
     if type(body) is not dict and not isinstance(body, Mapping):
         raise RequestError(f"{source}: a request body must be a JSON object, not "
@@ -1244,7 +1320,8 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
         raise ValueError("convert_request: lenient and strict exclude each other")
     ctx = RequestContext(source, target, lenient=lenient, strict=strict,
                          default_max_tokens=default_max_tokens, body=body,
-                         locate=reader.part_path, model=model, stream=stream)
+                         locate=reader.part_path, model=model, stream=stream,
+                         reasoning_key=reasoning_key)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
     choice = request.tool_choice

@@ -330,6 +330,8 @@ def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | Non
         ids = {**request_id_headers(response.headers, source=source, target=target),
                **dropped}
         options: dict[str, Any] = {}
+        if settings.reasoning_key is not None:  # the upstream's reasoning rides home
+            options.update(carry_reasoning=True, reasoning_key=settings.reasoning_key)
         if conversion is not None and conversion.tool_names:
             options["tool_names"] = dict(conversion.tool_names)
         if conversion is not None and conversion.client_tools:  # a responses client's
@@ -524,8 +526,8 @@ def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFor
     try:
         conversion = convert_request(body, source=client, target=upstream,
                                      lenient=settings.lenient, strict=settings.strict,
-                                     headers=provider,
-                                     model=model, stream=stream)
+                                     headers=provider, model=model, stream=stream,
+                                     reasoning_key=settings.reasoning_key or b"")
     except RequestError as exc:
         log.info("request %s -> %s refused at %s: %s", client, upstream, exc.field or "body",
                  exc.reason)

@@ -15,6 +15,7 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -124,6 +125,15 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                        help="refuse also the fields that only steer the provider "
                        "(context_management, prompt_cache_key, topK, provider-run tools...), "
                        "which by default are dropped and named in the header")
+    p.add_argument("--reasoning-key-env", metavar="NAME", default=default("reasoning-key-env"),
+                   help="seal the upstream's reasoning, carried home through clients of "
+                   "another format, with the key in this environment variable (the same on "
+                   "every machine behind one address); default: a random key per start")
+    p.add_argument("--no-carry-reasoning", action="store_true",
+                   default=switch("no-carry-reasoning"),
+                   help="do not carry the upstream's reasoning through clients of another "
+                   "format (it is then dropped and reported, and Anthropic thinking is "
+                   "switched off for a tool round)")
     p.add_argument("--demo", metavar="EXAMPLE", default=default("demo"),
                    help="no upstream: answer every request with this bundled example stream "
                    "(stream-translate --list-examples), e.g. chat-tools")
@@ -212,7 +222,23 @@ def _server_settings(args: argparse.Namespace, p: argparse.ArgumentParser,
         max_connections=args.max_connections, max_body_bytes=args.max_body_bytes,
         keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
         strict=args.strict, allowed_origins=tuple(args.allow_origin),
-        allowed_hosts=tuple(args.allow_host), bind_host=args.host)
+        allowed_hosts=tuple(args.allow_host), bind_host=args.host,
+        reasoning_key=_reasoning_key(args, p, env))
+
+
+def _reasoning_key(args: argparse.Namespace, p: argparse.ArgumentParser,
+                   env: Mapping[str, str]) -> bytes | None:
+    """The key packed reasoning is sealed with: `--reasoning-key-env`'s, the one a `--workers`
+    parent handed down (every worker must open what another sealed), or a new random one."""
+    if args.no_carry_reasoning:
+        return None
+    if args.reasoning_key_env:
+        value = env.get(args.reasoning_key_env)
+        if not value:
+            p.error(f"--reasoning-key-env: ${args.reasoning_key_env} is not set")
+        return value.encode()
+    inherited = env.get(_WORKER_REASONING_KEY)
+    return bytes.fromhex(inherited) if inherited else secrets.token_bytes(32)
 
 
 def _settings_from_config(args: argparse.Namespace, p: argparse.ArgumentParser,
@@ -280,7 +306,16 @@ def startup_line(settings: Settings, args: argparse.Namespace) -> str:
             f"{routing}; "
             f"mode {'lenient' if settings.lenient else 'strict' if settings.strict else 'default'}"
             f"; origins {', '.join(settings.allowed_origins) or 'none'}; "
-            f"hosts {', '.join(('loopback', args.host, *settings.allowed_hosts))}")
+            f"hosts {', '.join(('loopback', args.host, *settings.allowed_hosts))}; "
+            f"reasoning {_carrying(settings, args)}")
+
+
+def _carrying(settings: Settings, args: argparse.Namespace) -> str:
+    if settings.reasoning_key is None:
+        return "not carried (--no-carry-reasoning)"
+    if args.reasoning_key_env:
+        return f"carried home, sealed with ${args.reasoning_key_env}"
+    return "carried home, sealed with a key of this start (a restart drops what clients hold)"
 
 
 def _described(upstream: Upstream) -> str:
@@ -305,6 +340,8 @@ MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 and `/metrics` adds them up (`metrics.Metrics.exposition`)."""
 
 _WORKER_ARGV = _ENV + "WORKER_ARGV"
+_WORKER_REASONING_KEY = _ENV + "WORKER_REASONING_KEY"
+"""The parent's random reasoning key, for its workers (never logged)."""
 """How `--workers N` hands its arguments to the worker processes (each builds its own app)."""
 
 
@@ -344,6 +381,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # each worker process builds the app from the same arguments (uvicorn imports the
         # factory by name), and the metrics of all of them are added up (`metrics.py`)
         os.environ[_WORKER_ARGV] = json.dumps(argv)
+        if settings.reasoning_key is not None and not args.reasoning_key_env:
+            os.environ[_WORKER_REASONING_KEY] = settings.reasoning_key.hex()
         if MULTIPROCESS_DIR not in os.environ:
             os.environ[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="stream-translate-metrics-")
         uvicorn.run("translate.gateway.serve:worker_app", factory=True, workers=args.workers,

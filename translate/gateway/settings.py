@@ -9,6 +9,7 @@ mapping read it.
 from __future__ import annotations
 
 import fnmatch
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
@@ -169,6 +170,13 @@ class Settings:
     every model goes to the one upstream, renamed by `model_map`."""
     retry_wait_limit: float = 10.0
     """The most seconds one request spends waiting for `retry-after` across its hops."""
+    reasoning_key: bytes | None = field(default_factory=lambda: secrets.token_bytes(32),
+                                        repr=False)
+    """The key packed reasoning is sealed with (`translate.carry`, `translate.packed`): the
+    upstream's reasoning rides through a client of another format and comes home on its next
+    request. By default a random key per start (a restart drops what clients hold: reported,
+    and the loop goes on as without it); share one between machines behind one address
+    (`serve --reasoning-key-env`). None: reasoning is not carried."""
 
     def __post_init__(self) -> None:
         if not self.upstreams:

@@ -116,6 +116,8 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
     path = f"messages[{index}]"  # one string per assistant turn, for errors and reports
     parts: list[Part] = []
     extra: dict[str, Any] = {}
+    lead = 0  # where restored reasoning goes: before the turn's text and calls
+    home = False  # whether a call id brought the upstream's reasoning home
     content = msg.get("content")
     if isinstance(content, str):
         if content:
@@ -146,7 +148,14 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
         name, args = fn.get("name"), fn.get("arguments")
         if not isinstance(name, str) or not isinstance(args, str):
             ctx.invalid(f"{path}.tool_calls[{i}].function", "a name and string arguments", fn)
-        parts.append(ToolCall(call["id"], name, args))
+        call_id = call["id"]
+        restored = ctx.restore(call_id, f"{path}.tool_calls[{i}].id")
+        if restored is not None:  # reasoning rode home in the id (`translate.carry`):
+            parts[lead:lead] = restored  # it opens the turn, as the upstream wrote it
+            lead += len(restored)
+            home = True
+            call_id = ctx.call_id(call_id)
+        parts.append(ToolCall(call_id, name, args))
     if _ASSISTANT_KEYS.issuperset(msg):  # the usual case: no set built
         return Message("assistant", tuple(parts), None, index)
     for key in msg.keys() - _ASSISTANT_KEYS:
@@ -154,7 +163,8 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
             if ctx.same:
                 extra[key] = msg[key]
             elif key in REASONING_KEYS:  # only the provider that wrote it may read it back
-                ctx.lose("reasoning", f"{path}.{key}: the reasoning of a chat dialect")
+                if not home:  # (a copy of what came home in a call id is no loss)
+                    ctx.lose("reasoning", f"{path}.{key}: the reasoning of a chat dialect")
             else:
                 ctx.refuse(f"{path}.{key}")
         else:
@@ -212,7 +222,7 @@ def _messages(messages: list[Any], ctx: RequestContext) -> tuple[
                 texts = _texts(content, ctx, f"messages[{i}].content")
             if not results:
                 results_at = i
-            results.append(ToolResult(call_id, texts))
+            results.append(ToolResult(ctx.call_id(call_id), texts))
             continue
         if results:  # a run of tool messages is one user turn
             out.append(Message("user", tuple(results), None, results_at))
@@ -500,6 +510,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
     texts: list[dict[str, Any]] = []
     refusals: list[str] = []
     calls: list[Any] = []
+    reasoning: list[str] = []
     for i, part in enumerate(msg.parts):
         if part.kind == "text":
             if part.cache is None and not part.extra:
@@ -519,7 +530,9 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
                                        "arguments": part.arguments or "{}"}})
         elif part.kind == "opaque":
             raw = ctx.opaque(ctx.part(path, msg, i), part)
-            if raw is not None:
+            if raw is not None and part.reasoning:  # restored (`RequestContext.restore`)
+                reasoning.append(raw["reasoning_content"])
+            elif raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
             ctx.refuse(ctx.part(path, msg, i), f"a {part.kind} part in an assistant message",
@@ -534,6 +547,8 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
         out["refusal"] = "".join(refusals)
     if calls:
         out["tool_calls"] = calls
+    if reasoning:  # the upstream's own reasoning, come home (DeepSeek refuses a turn without)
+        out["reasoning_content"] = "".join(reasoning)
     if msg.extra:
         ctx.extra(path, msg.extra, out, _BOOKKEEPING)
     if len(out) == 1:

@@ -266,7 +266,10 @@ def _content(content: Any, ctx: RequestContext, i: int,
             name, args = fc.get("name"), fc.get("args", _NO_ARGS)
             if type(name) is str and type(args) is dict:
                 signature = part.get("thoughtSignature")
-                if signature is not None and (signature not in PLACEHOLDERS or ctx.same):
+                restored = ctx.restore(signature, f"contents[{i}].parts[{j}].thoughtSignature")
+                if restored is not None:  # another upstream's reasoning (`translate.carry`)
+                    parts.extend(restored)
+                elif signature is not None and (signature not in PLACEHOLDERS or ctx.same):
                     parts.append(Opaque(origin="gemini", raw={"thoughtSignature": signature},
                                         reasoning=True))
                 call_id = fc.get("id")
@@ -296,7 +299,11 @@ def _content(content: Any, ctx: RequestContext, i: int,
         if signature is not None:
             if type(signature) is not str:
                 ctx.invalid(f"{path}.thoughtSignature", "a string", signature)
-            kept = signature not in PLACEHOLDERS or ctx.same  # a placeholder proves nothing
+            restored = ctx.restore(signature, f"{path}.thoughtSignature")
+            if restored is not None:  # another upstream's reasoning (`translate.carry`)
+                parts.extend(restored)
+            # a placeholder proves nothing; a restored value is not Gemini's
+            kept = (signature not in PLACEHOLDERS or ctx.same) and restored is None
             part = {k: v for k, v in part.items() if k != "thoughtSignature"}
             if not part or part == {"text": ""}:  # a signature-only part
                 if kept:
@@ -867,7 +874,12 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
             continue  # only dropped reasoning
         role = "model" if msg.role == "assistant" else "user"
         if contents and contents[-1]["role"] == role:
-            contents[-1]["parts"].extend(parts)  # Gemini alternates turns
+            before = contents[-1]["parts"]  # Gemini alternates turns: one content
+            if len(before[-1]) == 1 and "thoughtSignature" in before[-1] \
+                    and "thoughtSignature" not in parts[0]:
+                # a signature that closed the turn before is the proof of its first part
+                parts[0] = {**parts[0], **before.pop()}
+            before.extend(parts)
         else:
             contents.append({"role": role, "parts": parts})
     body["contents"] = contents

@@ -205,6 +205,10 @@ def _part(block: Any, ctx: RequestContext, path: str) -> Part:
     return Opaque(origin="messages", raw=block)  # server-tool blocks, search results, ...
 
 
+_REASONING_FIELD = {"thinking": "signature", "redacted_thinking": "data"}
+"""Where a messages client echoes a packed reasoning value (`RequestContext.restore`)."""
+
+
 def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
     """Message `i`. The usual blocks (text, tool_use, a tool_result with string content,
     without cache marks or other keys) are read inline: this loop is the hot path of a
@@ -244,6 +248,12 @@ def _message(msg: Any, ctx: RequestContext, i: int) -> Message:
             if not isinstance(call_id, str):
                 ctx.invalid(f"messages[{i}].tool_use_id", "a string", call_id)
             parts.append(ToolResult(call_id, (Text(block["content"]),)))
+        elif kind in _REASONING_FIELD:
+            restored = ctx.restore(block.get(_REASONING_FIELD[kind]), f"messages[{i}].content")
+            if restored is None:  # the block is Anthropic's own
+                parts.append(_part(block, ctx, f"messages[{i}]"))
+            else:  # another upstream's reasoning, packed into it (`translate.carry`)
+                parts.extend(restored)
         else:
             parts.append(_part(block, ctx, f"messages[{i}]"))
     return Message(role, tuple(parts), extra, i)

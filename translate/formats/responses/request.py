@@ -194,6 +194,11 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
                 system, system_role = (system or ()) + new_texts, role
                 continue
             leading = False
+            if role == "assistant" and extra and _liftable(extra, ctx):
+                # an output message's id and status (Codex echoes them): dropped and reported,
+                # and the message stays in its turn, after the reasoning that opened it
+                ctx.extra(f"input[{i}]", extra, {}, BOOKKEEPING)
+                extra = None
             if role != "assistant" or extra:  # a turn of its own
                 if parts:
                     out.append(_turn(group, parts, group_at))
@@ -219,7 +224,13 @@ def _items(items: list[Any], ctx: RequestContext) -> tuple[
         elif kind in _KIND_OUTPUTS and not ctx.same:
             new, turn = (_output_item(item, ctx, i),), "results"
         elif kind == "reasoning":
-            new, turn = (Opaque(origin="responses", raw=item, reasoning=True),), "assistant"
+            restored = ctx.restore(item.get("encrypted_content"),
+                                   f"input[{i}].encrypted_content")
+            if restored is None:  # OpenAI's own
+                new = (Opaque(origin="responses", raw=item, reasoning=True),)
+            else:  # another upstream's reasoning, packed into it (`translate.carry`)
+                new = restored
+            turn = "assistant"
         elif kind in _ASSISTANT_ITEMS:
             new, turn = (Opaque(origin="responses", raw=item),), "assistant"
         elif isinstance(kind, str):
@@ -569,8 +580,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
         elif ctx.same:
             extra.setdefault("include", []).append(value)
         elif value == ENCRYPTED_INCLUDE:
-            ctx.lose("reasoning", f"include {value!r}: the target's reasoning proofs are its "
-                     "own and another provider cannot verify them")
+            pass  # answered by the packed value a carrying stream writes (`translate.carry`)
         else:
             ctx.refuse("include", f"include {value!r}")
     reasoning = _reasoning(body.get("reasoning"), ctx)
@@ -858,6 +868,11 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["previous_response_id"] = req.previous_response_id
     if req.store is None and req.origin != "responses":
         body["store"] = False  # the source API is stateless: store nothing by default
+    if body.get("store") is False and not ctx.same:
+        # reasoning that comes home must be replayable (`translate.carry`)
+        include = body.setdefault("include", [])
+        if ENCRYPTED_INCLUDE not in include:
+            include.append(ENCRYPTED_INCLUDE)
     if req.stream:
         body["stream"] = True
     if req.extra:
