@@ -88,8 +88,9 @@ _POLICY = """\
 4. **`n > 1` (chat only).** Choice 0 is converted; the others are reported (`choice`).
 5. **Reasoning proofs.** Signatures, redacted thinking and `encrypted_content` go only to their
    own family (messages: `anthropic-*`; responses: `openai-*`, `azure-*`, `xai-*`; chat's
-   `reasoning_details`: any, tagged). Otherwise they are dropped and reported (`signature`,
-   `redacted_thinking`); never invented.
+   `reasoning_details`: any, tagged); never invented. Through a client of another family they
+   travel packed, and come home (`carry_reasoning`, below, "Reasoning that comes home");
+   without it they are dropped and reported (`signature`, `redacted_thinking`).
 6. **Reasoning granularity.** Several thinking blocks become one string in chat's flat dialects,
    joined with a blank line; summary-vs-raw is kept in `BlockStart.summary` for responses.
 7. **Stop detail.** Which stop sequence matched (loss `stop_sequence`) and `pause_turn` (loss
@@ -212,10 +213,57 @@ def _differences() -> str:
     return "\n".join(lines) + "\n"
 
 
+def _reasoning_home() -> str:
+    """Hard case 5's way home, from `translate.carry`: what each upstream needs back and where
+    each client carries it."""
+    from translate.carry import NEEDS, RIDES
+
+    formats = list(RIDES)
+    lines = ["## Reasoning that comes home", "",
+             "A reasoning model needs its own reasoning back on the next request of a tool loop "
+             "(DeepSeek refuses a tool turn without its `reasoning_content`; Anthropic a final "
+             "tool-use turn with thinking on that does not start with its signed thinking "
+             "block; Gemini 3 wants its `thoughtSignature` on the first function call; a "
+             "stateless Responses request loses the reasoning item it does not send back). "
+             "With `carry_reasoning=True` (on by default in `stream-translate serve`), a stream "
+             "between two formats packs what the upstream needs back into a field the "
+             "client's format echoes untouched, and `convert_request(reasoning_key=...)` "
+             "restores it, in the upstream's own form, on the next request. The value is "
+             "sealed (HMAC-SHA256 with the gateway's key), names the upstream format it "
+             "belongs to, and is bounded (`translate.packed`); one that does not open, belongs "
+             "to another format or holds anything but that format's reasoning is dropped and "
+             "reported (`reasoning`), never passed on. Stateless: nothing is stored.", "",
+             "What each upstream needs back:", "",
+             "| upstream | needs back |", "|---|---|"]
+    lines += [f"| {fmt} | {NEEDS[fmt]} |" for fmt in formats]
+    lines += ["", "Where it rides, client (rows) x upstream (columns):", "",
+              "| client \\ upstream | " + " | ".join(formats) + " |",
+              "|---|" + "---|" * len(formats)]
+    for client in formats:
+        cells = ["passed through (same format)" if up == client else RIDES[client]
+                 for up in formats]
+        lines.append(f"| {client} | " + " | ".join(cells) + " |")
+    lines += ["", "Pieces that arrive after the last tool call cannot ride a chat client "
+              "(its only opaque field is a call id): reported as `reasoning_state`; an "
+              "upstream accepts a text turn without them. A client that drops the field gets "
+              "today's behaviour: the reasoning is reported (`reasoning`), Anthropic thinking "
+              "is switched off for that tool round (`reasoning_mode`), Gemini gets the "
+              "documented placeholder (`thought_signature`).", "",
+              "If the client later sends the same history **straight to a provider** (not "
+              "through the gateway), the packed values are what that provider sees: in an "
+              "Anthropic `signature` it answers 400 `Invalid signature in thinking block`; in "
+              "an OpenAI `encrypted_content` it answers 400 (it cannot decrypt it); Gemini "
+              "refuses a corrupted `thoughtSignature`; a chat provider takes the packed call "
+              "ids as ordinary ids. Strip the thinking blocks, reasoning items or signatures "
+              "(or send the history through the gateway, with the same key) to switch "
+              "providers."]
+    return "\n".join(lines) + "\n"
+
+
 def render() -> str:
     """The page, as Markdown."""
     return "\n".join([_HEADER, _FIELDS, _stop_table(), _usage_table(), _error_table(),
-                      _POLICY, _differences()])
+                      _POLICY, _reasoning_home(), _differences()])
 
 
 def main(argv: list[str] | None = None) -> int:

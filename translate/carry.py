@@ -17,8 +17,8 @@ and rides it out in the client's field (`RIDES`):
 - **messages** and **responses** clients: every thinking block ends with a `SignatureDelta`
   whose signature is the packed value of its piece (a messages `signature`, a responses
   reasoning item's `encrypted_content`); a thinking block with nothing to carry gets an empty
-  one, so that its echo comes back silent. An upstream's redacted block becomes a redacted
-  block (messages) or an empty reasoning item (responses) carrying its piece.
+  one, so that its echo comes back silent. An upstream's redacted block (or a Gemini signature
+  of the next part) becomes an empty thinking block or reasoning item carrying its piece.
 - **gemini** clients drop thought parts from their history: every piece so far rides as one
   `thoughtSignature` on the next part that is not reasoning (usually the first function call),
   or on a part of its own at the end.
@@ -48,7 +48,7 @@ from .formats._base import Encoder
 from .packed import PACKED_PROVIDER, Packed, seal
 from .report import LossReport
 
-__all__ = ["FAMILIES", "RIDES", "Carrier", "CarryReasoning", "carries"]
+__all__ = ["FAMILIES", "NEEDS", "RIDES", "Carrier", "CarryReasoning", "carries"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "messages": ("anthropic-",),
@@ -59,8 +59,19 @@ FAMILIES: dict[str, tuple[str, ...]] = {
 """The signature providers each upstream format can take back as its own proof (a chat
 upstream takes none: its reasoning is plain `reasoning_content`)."""
 
+NEEDS: dict[str, str] = {
+    "messages": "each `thinking` block (its text and `signature`) and `redacted_thinking` "
+                "block, first in the assistant turn",
+    "responses": "each `reasoning` item (`id`, `summary`, `encrypted_content`) before the "
+                 "function calls (the request asks for `reasoning.encrypted_content`)",
+    "gemini": "each `thoughtSignature` on the part that carried it (a signed thought part, or "
+              "the part after the signature: the first function call, usually)",
+    "chat": "the turn's `reasoning_content` on the assistant message with the tool calls",
+}
+"""What each upstream format needs back, in its own request form (`Packed.pieces`)."""
+
 RIDES: dict[str, str] = {
-    "messages": "the thinking block's `signature` (a redacted block's `data`)",
+    "messages": "the thinking block's `signature` (an empty thinking block for a redacted one)",
     "responses": "the reasoning item's `encrypted_content`",
     "gemini": "the `thoughtSignature` of the next part (the first function call, usually)",
     "chat": "the id of the next tool call (the call's own id inside)",
@@ -103,9 +114,27 @@ class Carrier:
         self._pending: list[dict[str, Any]] = []  # gemini and chat clients: not yet carried
         self._swallowed: set[int] = set()  # upstream redacted blocks carried in `_pending`
         self._synthetic = _FIRST_SYNTHETIC
+        self._held: tuple[list[dict[str, Any]], BlockEnd] | None = None
+        """A messages or responses client's: the pieces of a thinking block that ended, and its
+        end, held until the next event, so that the redacted pieces right after it (a Gemini
+        signature for the part after them) ride in the same signature. Clients merge
+        consecutive thinking blocks (Qwen Code joins their signatures), so one block is
+        safer than two."""
 
     def feed(self, event: Event) -> list[Event] | None:
         kind = type(event)
+        if self._held is not None:  # a thinking block waits for the redacted pieces after it
+            if isinstance(event, BlockStart) and event.kind == "redacted_thinking" \
+                    and self._own(event.provider):
+                self._held[0].extend(self._piece(event))
+                self._swallowed.add(event.index)
+                return []
+            if isinstance(event, BlockEnd) and event.index in self._swallowed:
+                self._swallowed.discard(event.index)
+                return []
+            held = self._release()
+            out = self.feed(event)
+            return held + ([event] if out is None else out)
         if kind is ThinkingDelta:
             thought = self._thoughts.get(event.index)  # type: ignore[union-attr]
             if thought is not None:
@@ -162,15 +191,28 @@ class Carrier:
         if self.format in ("gemini", "chat"):
             self._pending.extend(pieces)
             return [end]
+        self._held = (pieces, end)
+        return []
+
+    def _release(self) -> list[Event]:
+        """The held thinking block's packed signature, and its end."""
+        assert self._held is not None
+        pieces, end = self._held
+        self._held = None
         signature = self._seal(pieces)
         if signature is None:
             return [end]
         return [SignatureDelta(index=end.index, signature=signature, provider=PACKED_PROVIDER),
                 end]
 
+    def _piece(self, start: BlockStart) -> list[dict[str, Any]]:
+        """A redacted block's piece: Anthropic's block, or Gemini's signature of the part
+        after it."""
+        return [{"type": "redacted_thinking", "data": start.data or ""}
+                if self.source == "messages" else {"thoughtSignature": start.data or ""}]
+
     def _redacted(self, start: BlockStart) -> list[Event]:
-        piece = ({"type": "redacted_thinking", "data": start.data or ""}
-                 if self.source == "messages" else {"thoughtSignature": start.data or ""})
+        (piece,) = self._piece(start)
         target = self.format
         if target in ("gemini", "chat"):
             self._pending.append(piece)
@@ -180,9 +222,9 @@ class Carrier:
         if data is None:
             self._swallowed.add(start.index)
             return []
-        if target == "messages":
-            return [dataclasses.replace(start, data=data, provider=PACKED_PROVIDER)]
-        # responses: an empty reasoning item whose encrypted_content is the piece
+        # an empty thinking block (messages) or reasoning item (responses) whose proof is the
+        # piece: clients keep those whole, where some turn a redacted block into nothing
+        # (Qwen Code keeps no `data`)
         return [BlockStart(index=start.index, kind="thinking", summary=True),
                 SignatureDelta(index=start.index, signature=data, provider=PACKED_PROVIDER)]
 

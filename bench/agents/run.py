@@ -41,10 +41,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from upstream import ScriptedUpstream  # noqa: E402
 
 FORMATS = ("chat", "responses", "messages", "gemini")
-SCENARIOS = ("read", "parallel")
+SCENARIOS = ("read", "parallel", "reasoning")
 PROMPT = {"read": "Read the file {a} and tell me the secret word in it.",
           "parallel": "The files {a} and {b} each hold half of a secret word. Read both and "
                       "tell me the whole word."}
+PROMPT["reasoning"] = PROMPT["parallel"]
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,8 @@ def _qwen(api: str) -> Callable[[Path, str], tuple[list[str], dict[str, str]]]:
 
 
 AGENTS = {a.name: a for a in (
-    Agent("claude-code", "@anthropic-ai/claude-code", "2.1.328", "claude", "messages", _claude),
-    Agent("codex", "@openai/codex", "0.169.0", "codex", "responses", _codex),
+    Agent("claude-code", "@anthropic-ai/claude-code", "2.1.332", "claude", "messages", _claude),
+    Agent("codex", "@openai/codex", "0.171.0", "codex", "responses", _codex),
     Agent("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "gemini", _gemini),
     Agent("opencode", "opencode-ai", "1.18.33", "opencode", "chat", _opencode),
     *(Agent(f"qwen-{api}", "@qwen-code/qwen-code", "0.24.4", "qwen", api, _qwen(api))
@@ -210,14 +211,15 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
     with tempfile.TemporaryDirectory(prefix=f"agent-{agent.name}-") as tmp:
         home, work = Path(tmp) / "home", Path(tmp) / "home" / "project"
         work.mkdir(parents=True)
-        words = [secrets.token_hex(3) for _ in range(2 if scenario == "parallel" else 1)]
+        words = [secrets.token_hex(3) for _ in range(1 if scenario == "read" else 2)]
         files = {}
         for name, word in zip("ab", words, strict=False):
             path = work / f"{name}.txt"
             path.write_text(f"The secret word ({'first' if name == 'a' else 'second'} part) "
                             f"is {word}.\n")
             files[str(path)] = word
-        upstream = ScriptedUpstream(upstream_format, files, reasoning=scenario == "parallel")
+        upstream = ScriptedUpstream(upstream_format, files, reasoning=scenario != "read",
+                                    strict=scenario == "reasoning")
         upstream.serve()
         log = Path(tmp) / "gateway.log"
         with gateway(upstream.port, upstream_format, log) as url:
@@ -236,6 +238,14 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
         gateway_log = log.read_text()
     answers = [e.answer for e in upstream.exchanges]
     looped = "tool_calls" in answers and "text" in answers[answers.index("tool_calls"):]
+    loop = [e for e in upstream.exchanges if e.answer in ("tool_calls", "text")]
+    # a stateless responses request that did not ask for `encrypted_content` got none: there
+    # is nothing to bring back, as with the API itself ("not asked")
+    asked = not (scenario == "reasoning" and not upstream.issued)
+    came_back = not asked or (bool(loop[1:]) and all(e.reasoning_back for e in loop[1:]))
+    thinking_kept = all(e.thinking == loop[0].thinking for e in loop) if loop else True
+    if scenario == "reasoning":  # the upstream's rule held, and its reasoning came home
+        looped = looped and came_back and thinking_kept
     shown = all(w in output for w in words)
     dropped = sorted({name for line in gateway_log.splitlines()
                       if (m := DROPPED.search(line))
@@ -254,6 +264,8 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
               f"{gateway_log}", file=sys.stderr)
     return Cell(agent.name, upstream_format, scenario, looped and shown,
                 " ".join(_short(e) for e in upstream.exchanges),
+                ("not asked" if not asked else "yes" if came_back else "no")
+                if scenario == "reasoning" else
                 "yes" if any(e.reasoning_back for e in upstream.exchanges) else "no",
                 ", ".join(dropped) or "-", time.monotonic() - started, detail)
 

@@ -10,6 +10,13 @@ It plays the model of a two-turn tool loop, whatever agent sits behind the gatew
 - once every file's secret is in the request (the tool results), it answers with text quoting
   them.
 
+With `strict` (scenario `reasoning`), it is a reasoning model whose API enforces its rule
+(`tests.reasoning_home.UPSTREAM_RULES`, with the API's own error body and a 400): each answer
+reasons first with a proof of its own (a fresh signature, `encrypted_content` only when a
+stateless request asks for it, as OpenAI does; a chat upstream's `reasoning_content`, as
+DeepSeek's), and a later request must bring it back in the upstream's own form; a messages
+upstream also notes whether thinking stayed on.
+
 Answers are written by the library's own encoders from IR events, streamed or as the format's
 final object (`translate.collect_events`), usage included: the shapes the decoders are tested
 against on ../shared/fixtures. A Gemini `generateContent` asking for JSON and offering no tools
@@ -18,6 +25,7 @@ against on ../shared/fixtures. A Gemini `generateContent` asking for JSON and of
 
 from __future__ import annotations
 
+import base64
 import json
 import threading
 from dataclasses import dataclass, field
@@ -29,6 +37,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import translate
+from tests.reasoning_home import UPSTREAM_RULES  # the APIs' rules, shared with the tests
 from translate.events import (
     BlockEnd,
     BlockStart,
@@ -64,6 +73,8 @@ class Exchange:
     tool: str | None = None
     reasoning_back: bool = False
     """The request carried the upstream's earlier reasoning signature back."""
+    thinking: bool | None = None
+    """A messages upstream: whether the request had thinking on (None elsewhere)."""
 
 
 def tools_of(fmt: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -111,8 +122,11 @@ class ScriptedUpstream:
     format: str
     files: dict[str, str]
     reasoning: bool = False
+    strict: bool = False
     exchanges: list[Exchange] = field(default_factory=list)
     port: int = 0
+    issued: list[str] = field(default_factory=list)
+    """The proofs (or chat reasoning texts) this upstream gave out, in order."""
 
     def app(self) -> Starlette:
         return Starlette(routes=[Route("/{path:path}", self._handle, methods=["POST", "GET"])])
@@ -124,6 +138,11 @@ class ScriptedUpstream:
         path = request.url.path
         streaming = (":streamGenerateContent" in path if self.format == "gemini"
                      else body.get("stream") is True)
+        if self.strict:
+            refused = UPSTREAM_RULES[self.format](body, set(self.issued))
+            if refused is not None:
+                self.exchanges.append(Exchange(streaming, f"error: {json.loads(refused)}"))
+                return Response(refused, status_code=400, media_type="application/json")
         try:
             events, exchange = self._answer(body, streaming)
         except LookupError as exc:
@@ -148,22 +167,29 @@ class ScriptedUpstream:
                 return (self._text(start, json.dumps(_fill(schema)), usage),
                         Exchange(streaming, "routing"))
             return self._text(start, "Secret word", usage), Exchange(streaming, "side")
-        back = SIGNATURE in text
+        back = SIGNATURE in text if not self.strict else any(p in text for p in self.issued)
+        thinking = ((body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+                    if self.format == "messages" else None)
         if all(secret in text for secret in self.files.values()):
             quoted = " ".join(self.files.values())
             return (self._text(start, f"The secret word is {quoted}.", usage),
-                    Exchange(streaming, "text", reasoning_back=back))
+                    Exchange(streaming, "text", reasoning_back=back, thinking=thinking))
         name, arguments = pick_tool(tools)
         if self.format == "gemini":
             return (self._gemini_calls(name, arguments, usage),
-                    Exchange(streaming, "tool_calls", tool=name, reasoning_back=back))
+                    Exchange(streaming, "tool_calls", tool=name, reasoning_back=back,
+                             thinking=thinking))
         events: list[Event] = [start]
         index = 0
         if self.reasoning:
-            events += [BlockStart(index=0, kind="thinking"), ThinkingDelta(index=0, text=THOUGHT)]
-            if self.format in SIGNATURE_FAMILY:
-                events.append(SignatureDelta(index=0, signature=SIGNATURE,
+            thought = THOUGHT if not self.strict else f"{THOUGHT} (step {len(self.issued)})"
+            events += [BlockStart(index=0, kind="thinking"), ThinkingDelta(index=0, text=thought)]
+            proof = self._proof(body)
+            if self.format in SIGNATURE_FAMILY and proof is not None:
+                events.append(SignatureDelta(index=0, signature=proof,
                                              provider=SIGNATURE_FAMILY[self.format]))
+            elif self.format == "chat" and self.strict:
+                self.issued.append(thought)
             events.append(BlockEnd(index=0))
             index = 1
         for k, path in enumerate(self.files):
@@ -173,7 +199,22 @@ class ScriptedUpstream:
                        ToolArgsDelta(index=index, json=args[7:]), BlockEnd(index=index)]
             index += 1
         events += [usage, Stop(reason="tool_use")]
-        return events, Exchange(streaming, "tool_calls", tool=name, reasoning_back=back)
+        return events, Exchange(streaming, "tool_calls", tool=name, reasoning_back=back,
+                                thinking=thinking)
+
+    def _proof(self, body: dict[str, Any]) -> str | None:
+        """The answer's reasoning proof: the fixed one, or with `strict` a fresh one (a
+        responses upstream gives `encrypted_content` to a stateless request only when its
+        `include` asks for it, as OpenAI does)."""
+        if not self.strict:
+            return SIGNATURE
+        if self.format == "responses" and body.get("store") is False and \
+                "reasoning.encrypted_content" not in (body.get("include") or ()):
+            return None
+        proof = base64.b64encode(f"{self.format}-proof-{len(self.issued)}-".encode()
+                                 + bytes(range(24))).decode()
+        self.issued.append(proof)
+        return proof
 
     def _gemini_calls(self, name: str, arguments: Any, usage: Usage) -> list[Event]:
         """Gemini's own shape, as Gemini 3 streams it: thought summaries without a signature,
@@ -184,9 +225,10 @@ class ScriptedUpstream:
         parts: list[dict[str, Any]] = []
         if self.reasoning:
             parts.append({"text": THOUGHT, "thought": True})
+        signature = self._proof({}) if self.reasoning or not self.strict else SIGNATURE
         for k, path in enumerate(self.files):
             parts.append({"functionCall": {"name": name, "args": arguments(path)},
-                          **({"thoughtSignature": SIGNATURE} if k == 0 else {})})
+                          **({"thoughtSignature": signature} if k == 0 else {})})
         chunk = {"candidates": [{"content": {"role": "model", "parts": parts},
                                  "finishReason": "STOP", "index": 0}],
                  "usageMetadata": {"promptTokenCount": usage.input_tokens,

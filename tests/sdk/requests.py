@@ -116,12 +116,29 @@ def validate_request(format: str, body: dict[str, Any]) -> None:
     """Raise `pydantic_core.ValidationError` unless `body` is a valid request of `format`.
     A gemini body is validated as JSON (`thoughtSignature` and `inlineData.data` are base64
     bytes to the SDK), by the SDK's own models, which forbid unknown keys. A field only an
-    older SDK release declares (`OLDER_SDK_FIELDS`) is checked against that release's type."""
+    older SDK release declares (`OLDER_SDK_FIELDS`) is checked against that release's type, and
+    chat's `reasoning_content` dialect field (`_without_dialect`) on its own."""
     if format == "gemini":
         _gemini_body().model_validate_json(json.dumps(body))
         return
     older = OLDER_SDK_FIELDS.get(format, {})
     for key in older.keys() & body.keys():
         TypeAdapter(older[key]).validate_python(body[key], strict=older[key] is int)
+    body = {k: v for k, v in body.items() if k not in older}
+    if format == "chat" and any("reasoning_content" in m for m in body.get("messages") or ()
+                                if isinstance(m, dict)):
+        body = {**body, "messages": [_without_dialect(m) for m in body["messages"]]}
     tp = SDK_TYPES[(format, body.get("stream") is True)]
-    strict_validator(tp).validate_python({k: v for k, v in body.items() if k not in older})
+    strict_validator(tp).validate_python(body)
+
+
+def _without_dialect(message: Any) -> Any:
+    """A chat message without `reasoning_content`, the reasoning field of the DeepSeek, Kimi and
+    vLLM dialects (checked here: a string, on an assistant message), which the openai SDK's
+    types do not declare."""
+    if not isinstance(message, dict) or "reasoning_content" not in message:
+        return message
+    if message.get("role") != "assistant" or type(message["reasoning_content"]) is not str:
+        raise TypeError(f"reasoning_content on a {message.get('role')} message, or not a "
+                        "string")
+    return {k: v for k, v in message.items() if k != "reasoning_content"}
