@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import stream_params
 from tests.reasoning_home import (
     FORMATS,
     SCENARIOS,
@@ -25,9 +26,10 @@ from tests.reasoning_home import (
     next_request,
     reasoning_of,
 )
-from translate import convert, convert_request
+from translate import BlockStart, SignatureDelta, convert, convert_request, decode
 from translate.packed import MAX_TEXT, PREFIX, Packed, seal, unpack
 from translate.report import LossReport
+from translate.testing import FIXED_TIME, counting_id_factory
 
 KEY = b"gateway-key"
 
@@ -271,3 +273,25 @@ def test_reasoning_too_large_to_carry_is_reported_not_packed() -> None:
         target="messages", carry_reasoning=True, reasoning_key=KEY, report=report))
     assert events
     assert "reasoning_state" in {e.what for e in report.entries}
+
+
+# -- what carrying leaves alone ---------------------------------------------------------------
+
+@pytest.mark.parametrize(("fmt", "path"), stream_params("chat", "responses", "messages",
+                                                         "gemini"))
+def test_carrying_changes_nothing_between_equal_formats_nor_without_reasoning(
+        fmt: str, path: Any) -> None:
+    """Same-format streams stay byte for byte what they were; across formats, a stream with no
+    reasoning block converts exactly as without carrying."""
+    data = path.read_bytes()
+    reasoning = any(isinstance(e, SignatureDelta) or (
+        isinstance(e, BlockStart) and e.kind in ("thinking", "redacted_thinking"))
+        for e in decode([data], source=fmt))
+    for target in FORMATS:
+        plain = b"".join(convert([data], source=fmt, target=target, on_error="emit",
+                                 id_factory=counting_id_factory(), clock=lambda: FIXED_TIME))
+        carried = b"".join(convert([data], source=fmt, target=target, on_error="emit",
+                                   carry_reasoning=True, reasoning_key=KEY,
+                                   id_factory=counting_id_factory(), clock=lambda: FIXED_TIME))
+        if target == fmt or not reasoning:
+            assert carried == plain, target

@@ -1,8 +1,9 @@
 """Reasoning on its way out: the upstream's reasoning state, packed into the field the client's
 format echoes untouched, so that the next request can bring it home (spec/mapping.md §7.5).
 
-`CarryReasoning` sits between a `Converter`'s decoder and its encoder (`carry_reasoning=True`,
-only between two formats of different families). It collects, per answer, what the upstream
+`carry_into` puts a `Carrier` in front of a client encoder's writers (`Converter(...,
+carry_reasoning=True)`, only between two formats of different families; `convert_object`
+feeds one before its accumulator). It collects, per answer, what the upstream
 needs back in its own request form (`translate.packed.Packed.pieces`):
 
 | upstream | what it needs back |
@@ -33,6 +34,7 @@ The text passes through as it streams; only the block ends (and a tool call's st
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any, Literal
 
 from .events import (
@@ -48,7 +50,7 @@ from .formats._base import Encoder
 from .packed import PACKED_PROVIDER, Packed, seal
 from .report import LossReport
 
-__all__ = ["FAMILIES", "NEEDS", "RIDES", "Carrier", "CarryReasoning", "carries"]
+__all__ = ["FAMILIES", "NEEDS", "RIDES", "Carrier", "carries", "carry_into"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "messages": ("anthropic-",),
@@ -114,6 +116,8 @@ class Carrier:
         self._pending: list[dict[str, Any]] = []  # gemini and chat clients: not yet carried
         self._swallowed: set[int] = set()  # upstream redacted blocks carried in `_pending`
         self._synthetic = _FIRST_SYNTHETIC
+        self.on_hold: Callable[[bool], None] | None = None
+        """Told when a thinking block's end starts or stops being held (`carry_into`)."""
         self._held: tuple[list[dict[str, Any]], BlockEnd] | None = None
         """A messages or responses client's: the pieces of a thinking block that ended, and its
         end, held until the next event, so that the redacted pieces right after it (a Gemini
@@ -192,6 +196,8 @@ class Carrier:
             self._pending.extend(pieces)
             return [end]
         self._held = (pieces, end)
+        if self.on_hold is not None:
+            self.on_hold(True)
         return []
 
     def _release(self) -> list[Event]:
@@ -199,6 +205,8 @@ class Carrier:
         assert self._held is not None
         pieces, end = self._held
         self._held = None
+        if self.on_hold is not None:
+            self.on_hold(False)
         signature = self._seal(pieces)
         if signature is None:
             return [end]
@@ -302,20 +310,29 @@ class Carrier:
         return [piece]
 
 
-class CarryReasoning(Encoder):
-    """Passes events to the client's encoder through a `Carrier`."""
+_WATCHED = ("block_start", "block_end", "signature_delta", "thinking_delta", "stop", "error")
+"""The IR tags a `Carrier` may change: the encoder's writers of the others stay untouched."""
 
-    def __init__(self, inner: Encoder, source: str, key: bytes) -> None:  # a pure proxy
-        self.inner = inner
-        self.format = inner.format  # type: ignore[misc]
-        self.report = inner.report
-        self.carrier = Carrier(source, inner.format, key, inner.report)
 
-    def encode(self, event: Event) -> bytes:
-        out = self.carrier.feed(event)
-        if out is None:
-            return self.inner.encode(event)
-        return b"".join([self.inner.encode(e) for e in out])
+def carry_into(encoder: Encoder, source: str, key: bytes) -> None:
+    """Make `encoder` (a client format's) pack the reasoning of a `source` upstream, sealed with
+    `key`: its own writers of the `_WATCHED` events go through a `Carrier` first; what the
+    carrier writes instead goes to the class's writers. Done on the instance's dispatch table
+    (`Encoder._writers`), so text and argument deltas cost nothing more than before; while the
+    carrier holds a thinking block's end, every event goes through it."""
+    plain = type(encoder)._writers
+    carrier = Carrier(source, encoder.format, key, encoder.report)
 
-    def end(self) -> bytes:
-        return self.inner.end()
+    def through(writer: Callable[[Any, Any], bytes]) -> Callable[[Any, Any], bytes]:
+        def write(enc: Encoder, event: Event) -> bytes:
+            out = carrier.feed(event)
+            if out is None:
+                return writer(enc, event)
+            return b"".join([plain[e.type](enc, e) for e in out])
+        return write
+
+    watched = {**plain, **{tag: through(plain[tag]) for tag in _WATCHED}}
+    everything = {tag: through(writer) for tag, writer in plain.items()}
+    # (an instance attribute over the class's table: setattr, as mypy types it a ClassVar)
+    carrier.on_hold = lambda held: setattr(encoder, "_writers", everything if held else watched)
+    setattr(encoder, "_writers", watched)  # noqa: B010

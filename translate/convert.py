@@ -21,7 +21,7 @@ import dataclasses
 from collections.abc import AsyncGenerator, AsyncIterable, Generator, Iterable, Iterator, Mapping
 from typing import Any, Literal
 
-from .carry import CarryReasoning, carries
+from .carry import carries, carry_into
 from .errors import DecodeError, EncodeError
 from .events import BlockStart, Error, Event, Stop, Usage
 from .formats import Format, decoder_class, encoder_class
@@ -208,10 +208,10 @@ class Converter:
         self.decoding = Decoding(self.decoder, on_error)
         """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
         self.encoder: Encoder = enc_cls(report=self.report, **enc_options)
+        if carry_reasoning and carries(source, target):
+            carry_into(self.encoder, source, reasoning_key)
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)
-        if carry_reasoning and carries(source, target):
-            self.encoder = CarryReasoning(self.encoder, source, reasoning_key)
 
     def feed(self, chunk: bytes) -> bytes:
         """Convert the next bytes of the source stream; `b""` while nothing is complete."""
