@@ -345,6 +345,13 @@ def _content(content: Any, ctx: RequestContext, i: int,
             parts.append(_blob(part, ctx, path))
         else:  # executable code, its result, video metadata: Gemini's own
             parts.append(Opaque(origin="gemini", raw=part))
+    if model and not ctx.same and any(p.kind == "opaque" and p.reasoning and p.origin != "gemini"
+                                      for p in parts):
+        # another upstream's reasoning came home in a signature: the client's thought text
+        # beside it is its display copy, no loss
+        parts = [p for p in parts if not (p.kind == "opaque" and p.origin == "gemini"
+                                          and p.raw.get("thought") is True
+                                          and "thoughtSignature" not in p.raw)]
     return Message("assistant" if model else "user", tuple(parts), None, i)
 
 
