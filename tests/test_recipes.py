@@ -27,7 +27,8 @@ from translate.testing import run_conversion
 pytest.importorskip("starlette")
 
 RECIPES = {b.name: b for b in blocks(RECIPES_PAGE) if b.marker == "runnable" and b.name}
-EXPECTED = {"starlette", "httpx-client", "wsgi", "snapshot-test", "loss-report"}
+EXPECTED = {"starlette", "httpx-client", "wsgi", "snapshot-test", "loss-report",
+            "reasoning-home"}
 
 
 def example(name: str) -> bytes:
@@ -185,3 +186,17 @@ def test_run_conversion_is_deterministic() -> None:
     assert first[0] == second[0]
     assert b'"id":"resp_000000000000000000000001"' in first[0]
     assert b'"completed_at":1700000000' in first[0]
+
+
+def test_reasoning_recipe_brings_the_signed_thinking_block_home(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ns = run_recipe("reasoning-home", tmp_path, monkeypatch)
+    call_id = ns["message"]["tool_calls"][0]["id"]
+    assert call_id != "toolu_1" and translate.packed.is_packed(call_id)  # it rode in the id
+    assert ns["up"].report.entries == [] or "reasoning" not in {
+        e.what for e in ns["up"].report.entries}
+    # without the key, it does not open: dropped and reported, never sent as a signature
+    other = translate.convert_request(ns["follow_up"], source="chat", target="messages",
+                                      reasoning_key=b"another proxy")
+    assert "EqQBCkgIARABGAIiQL" not in json.dumps(other.body)
+    assert "reasoning" in {e.what for e in other.report.entries}
