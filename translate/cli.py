@@ -4,7 +4,7 @@ file, live, and write the target stream to stdout.
 This module owns the I/O the core refuses to do: it reads the raw file descriptor with
 `os.read` (which returns whatever bytes have arrived, so the command works inside a pipe on a
 live stream), hands each piece to the decoder at once, and flushes what the encoder produced
-before it reads again. It also owns the bundled example streams (`translate/examples/*.sse`).
+before it reads again. It lists and reads the bundled example streams (`translate.bundled`).
 
 Theory of operation: conversion is a loop over a `Converter` (`feed`, `end`, `abort` when the
 read fails), as `translate.convert` is; its `outcome` tells a truncated or failed upstream
@@ -30,23 +30,17 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from importlib import resources
-from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
+from typing import Any, BinaryIO, TextIO
 
 from pydantic_core import to_json
 
+from .bundled import example_bytes, example_format, examples
 from .convert import Converter, Decoding
 from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
 from .events import EVENT_LIST, Error, Event
 from .formats import FORMATS, decoder_class, encoder_class
 from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss, LossReport
-
-if TYPE_CHECKING:
-    if sys.version_info >= (3, 11):
-        from importlib.resources.abc import Traversable
-    else:
-        from importlib.abc import Traversable
 
 __all__ = ["examples", "main", "read_chunks"]
 
@@ -73,32 +67,6 @@ examples:
 Exit status: 0 converted (also when the upstream was truncated: the output then ends in the
 target's error shape and a note goes to stderr); 1 bad input; 2 usage error.
 """
-
-
-# -- bundled examples ---------------------------------------------------------------------------
-
-
-def _example_dir() -> Traversable:
-    return resources.files("translate").joinpath("examples")
-
-
-def examples() -> dict[str, str]:
-    """The bundled example streams: name -> one-line description (from the stream's leading
-    `: ...` comment line, which every SSE decoder skips)."""
-    found: dict[str, str] = {}
-    for entry in sorted(_example_dir().iterdir(), key=lambda e: e.name):
-        if not entry.name.endswith(".sse"):
-            continue
-        name = entry.name[: -len(".sse")]
-        first = entry.read_bytes().split(b"\n", 1)[0].decode()
-        prefix = f": {PROG} example {name}: "
-        found[name] = first[len(prefix) :] if first.startswith(prefix) else ""
-    return found
-
-
-def _example_format(name: str) -> str:
-    """The format of an example, from its name (`chat-tools` -> `chat`)."""
-    return name.split("-", 1)[0]
 
 
 # -- input ------------------------------------------------------------------------------------
@@ -202,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"unknown example {args.example!r}; one of: {', '.join(known)}")
         if args.file is not None:
             parser.error("give either FILE or --example, not both")
-        args.source = args.source or _example_format(args.example)
+        args.source = args.source or example_format(args.example)
     if args.source is None:
         parser.error("--from FORMAT is required (unless --example gives it)")
     if args.collect or args.from_object:
@@ -224,8 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     fd = -1
     try:
         if args.example is not None:
-            chunks: Iterator[bytes] = iter([_example_dir().joinpath(f"{args.example}.sse")
-                                            .read_bytes()])
+            chunks: Iterator[bytes] = iter([example_bytes(args.example)])
         elif args.file in (None, "-"):
             if sys.stdin is None:  # started with stdin closed (`<&-`): nothing to read
                 stderr.write(f"{PROG}: cannot read stdin: it is closed\n")

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # errors.py imports nothing of ours at run time (the bottom of the graph)
     from .events import Event
-    from .sse import SSEMessage
 
 __all__ = ["DecodeError", "EncodeError", "RequestError", "TranslateError", "UpstreamError"]
 
@@ -83,7 +82,10 @@ class DecodeError(TranslateError):
     """
 
     events: list[Event]
-    messages: list[SSEMessage]
+    messages: list[Any]
+    """The parsed messages: `translate.sse.SSEMessage`s, or a format's raw messages where its
+    decoder parses SSE itself (typed `Any`: errors.py sits below sse.py and imports nothing
+    from it)."""
     output: bytes
 
     def __init__(self, message: str, **kwargs: Any) -> None:

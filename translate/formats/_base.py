@@ -31,6 +31,7 @@ from typing import Any, ClassVar, NoReturn, TypedDict, get_args
 
 from pydantic_core import from_json, to_json
 
+from .._json import may_hold_non_finite
 from ..errors import DecodeError, EncodeError, TranslateError
 from ..events import BlockEnd, BlockStart, Error, Event, MessageStart, Stop, ToolArgsDelta
 from ..report import LossReport
@@ -111,18 +112,6 @@ def wrong_type(where: str, expected: str, value: Any) -> NoReturn:
 
 # -- the typed accessors: `obj` is a parsed JSON object, `key` a field, `where` its name in
 # error messages ("message_start.message"). `opt_*` return None for an absent or null field.
-
-
-def may_hold_non_finite(out: bytes) -> bool:
-    """Whether `to_json` output may hold a bare `NaN` or `Infinity` token (a float nan or inf
-    in the object): False is certain, True asks for the exact check. Every encoded byte is
-    searched, so each word is looked for only where its first letter is: CPython finds one
-    byte with memchr (0.3 µs in a 4.4 KB payload) but a short word with its general search
-    (3.4 µs for `NaN`, 1.8 µs for `Infinity`; `python bench/scan.py`). `find`, not `in`, as
-    in `translate.sse.frame`."""
-    find = out.find
-    return (find(b"N") != -1 and find(b"NaN") != -1) or (
-        find(b"I") != -1 and find(b"Infinity") != -1)
 
 
 def need_str(obj: dict[str, Any], key: str, where: str) -> str:
@@ -278,7 +267,7 @@ class Decoder:
             messages = self._parser.feed(chunk)
         except DecodeError as exc:
             failure = self._rename(exc)
-            messages = exc.messages  # type: ignore[assignment]  # (RawSSEMessages)
+            messages = exc.messages  # (RawSSEMessages)
         if not messages and failure is None:
             return []
         out: list[Event] = []

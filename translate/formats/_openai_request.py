@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..request import Cache, Effort, Reasoning, Request, RequestContext, effort_for
+from ..neutral import Cache, Effort, Reasoning, Request, RequestContext, effort_for
 
 __all__ = [
     "CACHE_TTLS",

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from ..events import ErrorKind, Event
-    from ..request import Request, RequestContext
+    from ..neutral import Request, RequestContext
     from ._accumulate import Accumulator
     from ._base import Decoder, Encoder
 

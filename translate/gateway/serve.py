@@ -426,7 +426,7 @@ def _demo_transport(args: argparse.Namespace, p: argparse.ArgumentParser) -> Any
     """`--demo`'s upstream (None without it)."""
     if not args.demo:
         return None
-    from ..cli import examples
+    from ..bundled import examples
     from .upstream import demo_transport
 
     if args.demo not in examples():

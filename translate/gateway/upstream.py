@@ -21,12 +21,12 @@ import datetime
 import email.utils
 import logging
 from collections.abc import AsyncGenerator, AsyncIterator
-from importlib.resources import files
 from typing import Final
 
 import anyio
 import httpx2
 
+from ..bundled import example_bytes, example_format
 from ..formats import FORMATS, unknown_format
 from .settings import Settings, Upstream
 
@@ -135,8 +135,8 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx2.AsyncBaseTran
     every `delay` seconds (or, for `stream: false`, with its final object)."""
     from ..collect import collect
 
-    body = files("translate").joinpath(f"examples/{example}.sse").read_bytes()
-    source = example.split("-", 1)[0]  # examples are named <format>-<what>
+    body = example_bytes(example)
+    source = example_format(example)
     if source not in FORMATS:  # narrows the name to a Format
         raise unknown_format(source)
 

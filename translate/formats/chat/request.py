@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...request import (
+from ...neutral import (
     BOOKKEEPING,
     TOOL_CHOICE,
     Document,

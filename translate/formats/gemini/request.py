@@ -39,7 +39,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from ...request import (
+from ...neutral import (
     BOOKKEEPING,
     TOOL_CHOICE,
     Document,

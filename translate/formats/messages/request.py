@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic_core import from_json
 
-from ...request import (
+from ...neutral import (
     BOOKKEEPING,
     BUDGET_MIN,
     TOOL_CHOICE,

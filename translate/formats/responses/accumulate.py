@@ -78,7 +78,7 @@ from .encode import (
 from .wire import carries_signature
 
 if TYPE_CHECKING:
-    from ...request import ClientTool
+    from ...neutral import ClientTool
 
 __all__ = ["ResponsesAccumulator"]
 

@@ -75,7 +75,7 @@ from .wire import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ...request import ClientTool
+    from ...neutral import ClientTool
 
 __all__ = [
     "DEFAULT_MAX_BUFFER",

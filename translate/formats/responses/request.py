@@ -19,7 +19,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from ...errors import RequestError
-from ...request import (
+from ...neutral import (
     BOOKKEEPING,
     TOOL_CHOICE,
     ClientTool,
@@ -43,7 +43,7 @@ from ...request import (
     WebSearch,
     namespaced,
 )
-from ...request import extra_keys as _extra
+from ...neutral import extra_keys as _extra
 from .._openai_request import (
     cache_of,
     data_url,
