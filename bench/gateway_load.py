@@ -64,10 +64,11 @@ def _port() -> int:
 
 
 @contextlib.contextmanager
-def _process(command: list[str], probe: str, env: dict[str, str] | None = None
-             ) -> Iterator[subprocess.Popen[bytes]]:
-    """A server process, once `probe` answers; stopped (SIGINT, then killed) afterwards."""
-    process = subprocess.Popen(command, cwd=ROOT, env={**os.environ, **(env or {})})
+def _process(command: list[str], probe: str, env: dict[str, str] | None = None,
+             cwd: Path = ROOT) -> Iterator[subprocess.Popen[bytes]]:
+    """A server process, once `probe` answers; stopped (SIGINT, then killed) afterwards.
+    `cwd` is where `python -m translate` finds the package (another revision's tree)."""
+    process = subprocess.Popen(command, cwd=cwd, env={**os.environ, **(env or {})})
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -29,7 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from gateway_load import (
     BENCH,
+    ROOT,
     Connection,
     Read,
     _complete,
@@ -100,7 +103,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", default="relay-default,relay-fast,relay-httpx2,gateway")
     parser.add_argument("--gateway-arg", action="append", default=[],
                         help="an extra flag for `serve` (repeatable)")
+    parser.add_argument("--before", metavar="REV",
+                        help="also run `gateway-before`: the gateway of this git revision")
     args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="gateway-before-") as tmp:
+        if args.before:
+            archive = subprocess.run(["git", "-C", str(BENCH.parent), "archive", args.before,
+                                      "translate"], capture_output=True, check=True).stdout
+            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            if "gateway-before" not in args.servers:
+                args.servers += ",gateway-before"
+        return _run(args, Path(tmp))
+
+
+def _run(args: argparse.Namespace, before: Path) -> int:
     sizes = [int(n) for n in args.streams.split(",")]
     up_port = _port()
     upstream = f"http://127.0.0.1:{up_port}"
@@ -114,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
                      upstream + "/v1", "--upstream-format", "chat", "--port", "{port}",
                      "--log-level", "warning", *args.gateway_arg], "messages"),
     }
+    commands["gateway-before"] = commands["gateway"]
+    where = {"gateway-before": before}
     names = args.servers.split(",")
     results: dict[str, dict[str, list[float]]] = {name: {} for name in names}
 
@@ -122,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
 
     with _process([sys.executable, str(BENCH / "load_upstream.py"), str(up_port), "--events",
                    str(args.events), "--gap", str(args.gap)], upstream + "/stats"), \
-            _Servers(commands, names) as servers:
+            _Servers(commands, names, where) as servers:
         for round_ in range(args.rounds):
             for name in names:
                 port, fmt, pid = servers[name]
@@ -144,8 +162,9 @@ def main(argv: list[str] | None = None) -> int:
 class _Servers:
     """Every server process at once, each on its own port: {name: (port, format, pid)}."""
 
-    def __init__(self, commands: dict[str, tuple[list[str], str]], names: list[str]) -> None:
-        self.commands, self.names = commands, names
+    def __init__(self, commands: dict[str, tuple[list[str], str]], names: list[str],
+                 where: dict[str, Path]) -> None:
+        self.commands, self.names, self.where = commands, names, where
         self.stack: list[Any] = []
 
     def __enter__(self) -> dict[str, tuple[int, str, int]]:
@@ -154,7 +173,7 @@ class _Servers:
             command, fmt = self.commands[name]
             port = _port()
             manager = _process([part.replace("{port}", str(port)) for part in command],
-                               f"http://127.0.0.1:{port}/")
+                               f"http://127.0.0.1:{port}/", cwd=self.where.get(name, ROOT))
             process = manager.__enter__()
             self.stack.append(manager)
             out[name] = (port, fmt, process.pid)
@@ -191,7 +210,7 @@ def _report(results: dict[str, dict[str, list[float]]], names: list[str], sizes:
         return
     gateway = med["gateway"]
     print("\nratios (gateway / relay):")
-    for relay in (n for n in names if n != "gateway"):
+    for relay in (n for n in names if n != "gateway"):  # (gateway-before: before and after)
         parts = [f"{size} {pool} "
                  f"{gateway[f'{size} {pool} cpu_us_per_event'] / med[relay][f'{size} {pool} cpu_us_per_event']:.2f}x"  # noqa: E501
                  for size in sizes for pool in ("cold", "warm")]

@@ -653,7 +653,7 @@ def test_a_gateway_failure_is_a_plain_500_and_a_logged_traceback(
         monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
     from starlette.testclient import TestClient
 
-    import translate.gateway.app as app_module
+    import translate.gateway.answers as app_module
     from translate.gateway import create_app, demo_transport
 
     def broken(*args: Any, **kwargs: Any) -> Any:

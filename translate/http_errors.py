@@ -42,12 +42,13 @@ A body that is not JSON (an HTML page from a load balancer, say) becomes
 
 from __future__ import annotations
 
+import email.utils
 import json
 import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, Final
 
 from .events import ErrorKind
@@ -56,7 +57,7 @@ from .formats._openai import openai_error_kind
 from .formats._spec import Vendor
 
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
-           "request_id_headers", "status_for", "vendor_of"]
+           "request_id_headers", "retry_after", "status_for", "vendor_of"]
 
 HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int, int]]] = {
     "invalid_request": (400, 400, 400),  # Google: INVALID_ARGUMENT
@@ -208,18 +209,42 @@ def _google_body(body: dict[str, Any], status: int, headers: Mapping[str, str]
 
 
 def _retry_seconds(headers: Mapping[str, str]) -> int | None:
-    """Whole seconds from `retry-after` (seconds) or `retry-after-ms`; None without either."""
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
+    """Whole seconds of a retry hint (`retry_after`) within `_MAX_RETRY_AFTER`; None without
+    one."""
+    seconds = retry_after(headers)
+    if seconds is None or not 0 <= seconds <= _MAX_RETRY_AFTER:
+        return None
+    return max(0, math.ceil(seconds))
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """The seconds an error asks the client to wait: `retry-after-ms`, else `retry-after` in
+    seconds or as an HTTP date (past dates are 0); None when it says nothing, `math.inf` when
+    it says something unreadable. The one parser: the HTTP error mapping and the gateway's
+    fallback read it, each with its own limit."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
         try:
-            seconds = float(value) * scale
+            value = float(millis) / 1000
         except ValueError:
-            continue
-        if math.isfinite(seconds) and 0 <= seconds <= _MAX_RETRY_AFTER:
-            return max(0, math.ceil(seconds))
-    return None
+            pass
+        else:
+            if math.isfinite(value):
+                return max(value, 0.0)
+    text = headers.get("retry-after")
+    if text is None:
+        return None if millis is None else math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return math.inf
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=timezone.utc)
+        return max((when - datetime.now(timezone.utc)).total_seconds(), 0.0)
+    return max(value, 0.0) if math.isfinite(value) else math.inf
 
 
 def _google_retry_delay(error: dict[str, Any] | None) -> int | None:

@@ -23,14 +23,25 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 if TYPE_CHECKING:
     from ..report import Loss
 
-__all__ = ["Access", "JSONFormatter", "tokens_of"]
+__all__ = ["OUTCOMES", "UPSTREAM_FAILURES", "Access", "JSONFormatter", "Outcome", "tokens_of"]
 
 log = logging.getLogger("translate.gateway.access")
+
+Outcome = Literal["complete", "upstream_error", "truncated", "client_disconnected",
+                  "bad_upstream", "refused", "overloaded", "error"]
+"""How a request ended: the one list of words the access line and the metrics share (see the
+module docstring; `refused` is written `refused: WHAT`)."""
+
+OUTCOMES: tuple[Outcome, ...] = get_args(Outcome)
+
+UPSTREAM_FAILURES: frozenset[Outcome] = frozenset({"upstream_error", "truncated",
+                                                   "bad_upstream", "overloaded"})
+"""The outcomes that are the upstream's failures (`stream_translate_upstream_errors_total`)."""
 
 
 @dataclass
@@ -48,7 +59,9 @@ class Access:
     model: str | None = None
     upstream_model: str | None = None
     status: int = 0
-    outcome: str = "complete"
+    outcome: Outcome = "complete"
+    refused_at: str = ""
+    """With `outcome` `refused`: what was refused (`auth`, `origin`, a request field...)."""
     input_tokens: int | None = None
     output_tokens: int | None = None
     dropped: str = ""
@@ -67,11 +80,17 @@ class Access:
     def refused(self, why: str) -> None:
         """The request was refused (`refused: why`), unless an outcome was already set."""
         if self.outcome == "complete":
-            self.outcome = f"refused: {why}"
+            self.outcome, self.refused_at = "refused", why
+
+    @property
+    def outcome_text(self) -> str:
+        """The outcome as logged: its word, `refused: WHAT` for a refusal."""
+        return f"refused: {self.refused_at}" if self.outcome == "refused" else self.outcome
 
     def fields(self) -> dict[str, Any]:
         now = time.monotonic()
         out = {name: getattr(self, name) for name in _LOGGED}
+        out["outcome"] = self.outcome_text
         out["ttfb"] = round((self.first_byte or now) - self.started, 4)
         out["duration"] = round(now - self.started, 4)
         return out
@@ -84,7 +103,7 @@ class Access:
             else f"{_n(fields['input_tokens'])}/{_n(fields['output_tokens'])}"
         return (f"{self.method} {self.path} {self.client}->{self.upstream} key={self.key} "
                 f"model={model} status={self.status} ttfb={fields['ttfb']:.3f}s "
-                f"duration={fields['duration']:.3f}s tokens={tokens} outcome={self.outcome}"
+                f"duration={fields['duration']:.3f}s tokens={tokens} outcome={fields['outcome']}"
                 + (f" dropped={self.dropped}" if self.dropped else "")
                 + (f" fallbacks={self.fallbacks}" if self.fallbacks else ""))
 

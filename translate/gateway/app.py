@@ -1,4 +1,4 @@
-"""The gateway's routes: four client APIs in front of upstreams of any of the four formats.
+"""The gateway: four client APIs in front of upstreams of any of the four formats.
 
     POST /v1/chat/completions     OpenAI Chat Completions clients
     POST /v1/responses            OpenAI Responses clients
@@ -10,37 +10,31 @@
     GET  /v1beta/models           the same, for Gemini clients
     GET  /healthz, /metrics       liveness, and Prometheus metrics (`metrics.py`; no client key)
 
-A Gemini client names the model and whether it streams in the URL, not the body: they go to
-`convert_request` as `model=` and `stream=`, and a gemini upstream's URL is built from
-`RequestConversion.model` and `.stream`. A Gemini stream without `?alt=sse` (a JSON array, which
-google-genai never asks for) is refused with a 400 saying so.
+A request walks one straight line, `Gateway.handle`, one method per step in call order:
+`guard` (what a web page could send) -> `identify` (the client's key) -> the endpoint's answer:
+for a client API, `read` (the body, and a Gemini client's model and method from its URL) ->
+`plan` (the route's hops for the client's model) -> `hops` (each upstream in turn until one
+answers; a failure before the first byte of its answer gives the request to the next: a
+retried status, no connection, a timeout, a stream silent past `first_byte_timeout` with a
+fallback left) -> `hop` (`translate` the request to the upstream's format, send it, and
+`answer`: the stream through the converter, emit mode, or the final object) -> and, when the
+answer ends, the request's record (its access line and metrics, `access.Access`).
 
-Per request: check the client's key (when one is configured); pick the route's hops for the
-client's model (`Settings.plan`: the one upstream and `model_map`, or a config file's routes);
-for each hop, until one answers: translate the request body from the client's format to the
-upstream's (`translate.request.convert_request`); send it with the upstream's auth; answer an
-upstream error status with the client's own (`translate.convert_error`); then either relay the
-stream (`Converter.astream`, emit mode, so bad upstream bytes and a broken connection end the
-client's stream with its own error event) or convert the final object
-(`translate.convert_object`) for `stream: false`. A hop that fails before the first byte of its
-answer (a retried status, no connection, a timeout; for a stream with a fallback left, silence
-past `first_byte_timeout`) gives the request to the next hop (`_Answer.retry`); after the first
-byte nothing is retried. A client of the upstream's own format gets the upstream's request body
-and final objects unchanged, and its stream through the same converter (so that a broken
-upstream still ends with an error event).
-
-Client-facing errors carry the provider's message or a plain sentence of ours, never a
-traceback, the upstream's URL or a key; the details go to the `translate.gateway` logger.
+A client of the upstream's own format gets the upstream's request body and final objects
+unchanged, and its stream through the same converter (so that a broken upstream still ends
+with an error event). Client-facing errors carry the provider's message or a plain sentence of
+ours, never a traceback, the upstream's URL or a key; the details go to the
+`translate.gateway` logger. The I/O with the upstreams is `upstream.py`'s, the answers
+`answers.py`'s, the one way to stop early a `refusal.Refusal`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
-import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import anyio
@@ -54,265 +48,226 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..collect import convert_object
-from ..convert import Converter
-from ..errors import RequestError, TranslateError, UpstreamError
-from ..events import Error, ErrorKind
-from ..http_errors import HTTPError, convert_error, error_for, request_id_headers, vendor_of
-from ..report import Loss, LossReport
+from ..errors import RequestError, TranslateError
+from ..events import ErrorKind
+from ..http_errors import HTTPError, error_for, request_id_headers
 from ..request import RequestConversion, RequestFormat, convert_request
-from .access import Access, tokens_of
+from .access import Access
+from .answers import final_object, model_list, models_client, stream
 from .auth import client_name, upstream_headers
 from .guard import refusal
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics
-from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
+from .refusal import Refusal, refuse
+from .relay import EventStream
 from .settings import PATHS, Settings, Upstream
-from .upstream import (
-    RETRIED,
-    UpstreamBroke,
-    body_chunks,
-    first_bytes,
-    open_client,
-    retry_after,
-    timeout_of,
-)
+from .upstream import UpstreamBroke, Upstreams, body_chunks, first_bytes
 
-__all__ = ["DROPPED_HEADER", "create_app"]
+__all__ = ["DROPPED_HEADER", "ENDPOINTS", "Endpoint", "Gateway", "create_app"]
 
 log = logging.getLogger("translate.gateway")
 
-Handler = Callable[[Request], Awaitable[Response | EventStream]]
+Answer = Callable[[Request, RequestFormat, Access], Awaitable[Response | EventStream]]
+"""An endpoint's answering step (`Gateway.relay`, `count_tokens`, `models`)."""
+
+DROPPED_HEADER = "x-stream-translate-dropped"
+"""The response header naming what request translation dropped or changed (the report's
+`Loss.what` names, comma-separated, each once), on every answer to a translated request."""
+
+GATEWAY_REMEDIES: dict[str, str] = {
+    "lenient": "; start the gateway with --lenient to drop it",
+    "strict": "; the gateway drops it (and names it in the x-stream-translate-dropped header) "
+              "when started without --strict",
+}
+"""How the gateway's 400 tells its operator to get past a refusal (`RequestError.remedy`);
+the library's own wording names its keyword arguments, which a gateway user cannot type."""
 
 
-class _Answer(Exception):
-    """Stop handling a request and answer with this error (raised inside the handlers)."""
+@dataclass(frozen=True)
+class Endpoint:
+    """One route of the gateway: where, for which client, answered by which step."""
 
-    def __init__(self, error: HTTPError, outcome: str | None = None,
-                 retry: float | None = None) -> None:
-        super().__init__(error.message)
-        self.error = error
-        self.outcome = outcome
-        """The access log's outcome (`access.Access`); None: a refusal of the request."""
-        self.retry = retry
-        """An upstream failure before the first byte of its answer, which the next upstream
-        of the route may answer instead: the seconds the upstream asked to wait before it is
-        tried again (`retry-after`, 0 when it said nothing); None: not for another upstream."""
-
-
-def _json_error(error: HTTPError) -> JSONResponse:
-    return JSONResponse(error.body, status_code=error.status, headers=error.headers)
+    path: str
+    methods: tuple[str, ...]
+    client: RequestFormat | None
+    """The client's format; None: told from the request (`/v1/models`, which every SDK
+    shares: `answers.models_client`)."""
+    answer: str
+    """The `Gateway` method that answers it: `relay`, `count_tokens` or `models`."""
+    route: str
+    """The route's template, for the metrics (`/v1beta/models/{call}`, never a model)."""
 
 
-def _too_large(target: RequestFormat, limit: int) -> _Answer:
-    return _refuse(target, "request_too_large",
-                   f"the request body is larger than this gateway's limit of {limit} bytes")
+ENDPOINTS: tuple[Endpoint, ...] = (
+    *(Endpoint("/v1" + PATHS[fmt], ("POST",), fmt, "relay", "/v1" + PATHS[fmt])
+      for fmt in PATHS),
+    *(Endpoint(f"/{version}/models/{{call:path}}", ("POST",), "gemini", "relay",
+               "/v1beta/models/{call}") for version in ("v1beta", "v1")),
+    Endpoint("/v1/messages/count_tokens", ("POST",), "messages", "count_tokens",
+             "/v1/messages/count_tokens"),
+    Endpoint("/v1/models", ("GET",), None, "models", "/v1/models"),
+    Endpoint("/v1beta/models", ("GET",), "gemini", "models", "/v1beta/models"),
+)
+"""The client routes, as data (health and metrics, which take no client key, are apart)."""
 
 
-def _refuse(target: RequestFormat, kind: ErrorKind, message: str,
-            status: int | None = None, outcome: str | None = None,
-            retry: float | None = None) -> _Answer:
-    return _Answer(error_for(target, kind, message, status=status), outcome, retry)
+@dataclass(frozen=True)
+class Call:
+    """What a client asked (`Gateway.read`)."""
+
+    body: dict[str, Any]
+    model: str | None
+    """The client's model: the body's, or a Gemini client's URL's."""
+    url_stream: bool | None
+    """A Gemini client's choice to stream, from its URL (None for the others: in the body)."""
 
 
-class _Endpoint:
-    """A raw ASGI endpoint (Starlette would wrap a plain function as request -> Response, and
-    an `EventStream` is not a Starlette `Response`)."""
+@dataclass(frozen=True)
+class Sent:
+    """One hop's request as the upstream got it, and the upstream's open answer."""
 
-    def __init__(self, answer: Callable[[Request], Awaitable[Response | EventStream]]) -> None:
-        self.answer = answer
+    upstream: Upstream
+    conversion: RequestConversion | None
+    """None between equal formats (the body went unchanged)."""
+    streaming: bool
+    response: httpx2.Response
+    dropped: dict[str, str]
+    """The `DROPPED_HEADER` of the answer (empty when nothing was dropped)."""
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = await self.answer(Request(scope, receive))
-        await response(scope, receive, send)
 
+class Gateway:
+    """The gateway's state (its settings, its upstreams' client, its metrics) and its steps."""
 
-def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
-               ) -> Starlette:
-    """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
-    `transport` replaces the network (tests, `--demo`)."""
-    default = settings.default
-    state: dict[str, httpx2.AsyncClient] = {}
-    metrics = Metrics()
-
-    def count(access: Access, fields: dict[str, Any]) -> None:
-        metrics.observe(fields, access.route, access.losses)
+    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
+                 ) -> None:
+        self.settings = settings
+        self.upstreams = Upstreams(settings, transport)
+        self.metrics = Metrics()
 
     @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with open_client(settings, transport) as client:
-            state["client"] = client
+    async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        async with self.upstreams.running():
             yield
 
-    def build(upstream: Upstream, method: str, url: str, **options: Any) -> httpx2.Request:
-        return state["client"].build_request(method, url, timeout=timeout_of(upstream, settings),
-                                             **options)
-
-    async def send(target: RequestFormat, request: httpx2.Request,
-                   upstream: Upstream) -> httpx2.Response:
-        """Send to the upstream; a failure to get an answer becomes the client's error."""
+    async def handle(self, request: Request, endpoint: Endpoint) -> Response | EventStream:
+        """One request, top to bottom; no exception reaches the client as a trace."""
+        client = endpoint.client or models_client(request)
+        access = Access(request.method, request.url.path, client, self.settings.default.name,
+                        route=endpoint.route, sink=self.metrics.observe)
         try:
-            return await state["client"].send(request, stream=True)
-        except httpx2.PoolTimeout:
-            log.warning("no free upstream connection within %ss", settings.pool_timeout)
-            raise _refuse(target, "overloaded", "the gateway has no free upstream connection; "
-                          "try again later", outcome="overloaded") from None
-        except httpx2.TimeoutException as exc:
-            log.warning("upstream %s timed out: %s: %s", upstream.name, type(exc).__name__, exc)
-            raise _refuse(target, "timeout", "the upstream did not answer in time",
-                          outcome="upstream_error", retry=0.0) from None
-        except httpx2.HTTPError as exc:
-            log.warning("upstream %s unreachable: %s: %s", upstream.name, type(exc).__name__,
-                        exc)
-            raise _refuse(target, "api_error", "the upstream could not be reached",
-                          status=502, outcome="upstream_error", retry=0.0) from None
+            self.guard(request, client)
+            access.key = self.identify(request, client)
+            answer: Answer = getattr(self, endpoint.answer)
+            response = await answer(request, client, access)
+        except Refusal as refused:
+            if refused.outcome == "refused":
+                access.refused(refused.what)
+            else:
+                access.outcome = refused.outcome
+            response = _json_error(refused.error)
+        except Exception:
+            log.exception("the gateway failed on %s %s", request.method, request.url.path)
+            access.outcome = "error"
+            response = _json_error(error_for(client, "api_error",
+                                             "the gateway failed to handle the request"))
+        if not isinstance(response, EventStream):  # a stream's record is written at its end
+            access.status = response.status_code
+            access.write()
+        return response
 
-    async def check_status(target: RequestFormat, response: httpx2.Response,
-                           upstream: Upstream) -> None:
-        """An upstream error status, in the client's format (the response is then closed)."""
-        status = response.status_code
-        if status < 300:
-            return
-        source = upstream.format
-        try:
-            # an error body is only quoted: what fits in the limit is enough to read it
-            raw = await _read_capped(response, settings.max_body_bytes, target, truncate=True)
-        except httpx2.HTTPError:
-            raw = b""
-        finally:
-            await response.aclose()
-        if status < 400:  # a redirect we do not follow: the upstream URL is wrong
-            log.warning("upstream answered HTTP %d (redirects are not followed)", status)
-            raise _refuse(target, "api_error", f"the upstream answered HTTP {status}",
-                          status=502, outcome="upstream_error")
-        error = convert_error(status, raw, response.headers, source=source, target=target)
-        hint = ""
-        if status == 404 and not _VERSIONED.search(upstream.base_url):
-            hint = (" (the upstream URL has no version path such as /v1: check "
-                    "--upstream-url)")
-        log.info("upstream %s HTTP %d -> client HTTP %d (%s): %s%s", upstream.name, status,
-                 error.status, error.kind, error.message, hint)
-        retry = retry_after(response.headers) if status in RETRIED or status >= 500 else None
-        raise _Answer(error, "upstream_error", retry)
+    def guard(self, request: Request, client: RequestFormat) -> None:
+        """Refuse what a web page could send (`guard.refusal`)."""
+        refused = refusal(self.settings, request.method, request.headers)
+        if refused is not None:
+            what, kind, status, message = refused
+            log.warning("refused %s %s: %s", request.method, request.url.path, message)
+            raise refuse(client, kind, message, status=status, what=what)
 
-    def guarded(client: RequestFormat | Callable[[Request], RequestFormat],
-                handler: Handler, route: str) -> _Endpoint:
-        """The route's ASGI app: auth first, and no exception reaches the client as a trace.
-        `client` is the client's format, or how to tell it from the request (`/v1/models`,
-        which every SDK shares)."""
+    def identify(self, request: Request, client: RequestFormat) -> str:
+        """The name of the client key presented (`-`: the gateway asks for none)."""
+        name = client_name(self.settings, request.headers, request.query_params)
+        if name is None:
+            raise refuse(client, "authentication", "invalid or missing API key for this "
+                         "gateway", what="auth")
+        return name
 
-        async def answer(request: Request) -> Response | EventStream:
-            target = client if isinstance(client, str) else client(request)
-            access = request.state.access = Access(request.method, request.url.path, target,
-                                                   default.name, route=route, sink=count)
+    # -- a client API: read -> plan -> hops -> hop -> answer ------------------------------------
+
+    async def relay(self, request: Request, client: RequestFormat, access: Access
+                    ) -> Response | EventStream:
+        call = await self.read(request, client)
+        return await self.hops(request, client, call, self.plan(call, client, access), access)
+
+    async def read(self, request: Request, client: RequestFormat) -> Call:
+        """The client's JSON body, and a Gemini client's model and method (in its URL)."""
+        url_model, url_stream = _gemini_call(request) if client == "gemini" else (None, None)
+        body = await _read_json(request, client, self.settings.max_body_bytes)
+        model = url_model if client == "gemini" else body.get("model")
+        return Call(body, model if isinstance(model, str) else None, url_stream)
+
+    def plan(self, call: Call, client: RequestFormat, access: Access
+             ) -> list[tuple[Upstream, str | None]]:
+        """The route's hops for the client's model: (upstream, the model it is sent as)."""
+        hops = self.settings.plan(call.model)
+        if not hops:
+            raw = call.model if client == "gemini" else call.body.get("model")
+            raise refuse(client, "not_found", f"no route for model {raw!r} on this gateway",
+                         what="model")
+        access.model = call.model
+        return hops
+
+    async def hops(self, request: Request, client: RequestFormat, call: Call,
+                   plan: list[tuple[Upstream, str | None]], access: Access
+                   ) -> Response | EventStream:
+        """Each hop in turn, until one answers: a failure before the first byte of an answer
+        goes to the next hop (after the wait the upstream asked for, when it is the same
+        upstream, within `retry_wait_limit`)."""
+        waited = 0.0
+        for number, (upstream, up_model) in enumerate(plan):
+            access.upstream, access.upstream_model = upstream.name, up_model
+            fallback = plan[number + 1][0] if number + 1 < len(plan) else None
             try:
-                refused = refusal(settings, request.method, request.headers)
-                if refused is not None:  # what a web page could send (`guard`)
-                    what, kind, status, message = refused
-                    log.warning("refused %s %s: %s", request.method, request.url.path, message)
-                    access.refused(what)
-                    raise _refuse(target, kind, message, status=status)
-                name = client_name(settings, request.headers, request.query_params)
-                if name is None:
-                    access.refused("auth")
-                    raise _refuse(target, "authentication", "invalid or missing API key for "
-                                  "this gateway")
-                access.key = name
-                response = await handler(request)
-            except _Answer as answer:
-                if answer.outcome is not None:
-                    access.outcome = answer.outcome
-                else:
-                    access.refused("request")
-                response = _json_error(answer.error)
-            except Exception:
-                log.exception("the gateway failed on %s %s", request.method, request.url.path)
-                access.outcome = "error"
-                response = _json_error(error_for(target, "api_error",
-                                                 "the gateway failed to handle the request"))
-            if not isinstance(response, EventStream):  # a stream's is written at its end
-                access.status = response.status_code
-                access.write()
-            return response
+                return await self.hop(request, client, call, upstream, up_model, access,
+                                      first_byte=fallback is not None)
+            except Refusal as failed:
+                wait = failed.wait if fallback is upstream else 0.0
+                if fallback is None or not failed.next_hop or \
+                        waited + wait > self.settings.retry_wait_limit:
+                    raise
+                reason = failed.error.kind if failed.error.status < 500 or \
+                    failed.error.kind != "api_error" else str(failed.error.status)
+                log.warning("upstream %s failed before its answer (%s): trying %s%s",
+                            upstream.name, reason, fallback.name,
+                            f" in {wait:g}s" if wait else "")
+                self.metrics.fallbacks.labels(upstream.name, fallback.name).inc()
+                access.fallbacks += 1
+                if wait:
+                    await anyio.sleep(wait)
+                    waited += wait
+        raise AssertionError("unreachable: the last hop returns or raises")
 
-        return _Endpoint(answer)
-
-    def relay(target: RequestFormat) -> Handler:
-        async def handle(request: Request) -> Response | EventStream:
-            url_model: str | None = None
-            url_stream: bool | None = None
-            if target == "gemini":  # the model and the method are in the path
-                url_model, url_stream = _gemini_call(request)
-            access: Access = request.state.access
-            body = await _read_json(request, target, settings.max_body_bytes)
-            model = url_model if target == "gemini" else body.get("model")
-            plan = settings.plan(model if isinstance(model, str) else None)
-            if not plan:
-                raise _refuse(target, "not_found", f"no route for model {model!r} on this "
-                              "gateway", outcome="refused: model")
-            access.model = model if isinstance(model, str) else None
-            waited = 0.0
-            for hop, (upstream, up_model) in enumerate(plan):
-                access.upstream, access.upstream_model = upstream.name, up_model
-                fallback = plan[hop + 1][0] if hop + 1 < len(plan) else None
-                try:
-                    return await attempt(request, target, body, upstream, up_model, url_stream,
-                                         access, first_byte=fallback is not None)
-                except _Answer as answer:
-                    if fallback is None or answer.retry is None:
-                        raise
-                    # the next hop on the same upstream waits what it asked, within the limit
-                    wait = answer.retry if fallback is upstream else 0.0
-                    if waited + wait > settings.retry_wait_limit:
-                        raise
-                    reason = answer.error.kind if answer.error.status < 500 or \
-                        answer.error.kind != "api_error" else str(answer.error.status)
-                    log.warning("upstream %s failed before its answer (%s): trying %s%s",
-                                upstream.name, reason, fallback.name,
-                                f" in {wait:g}s" if wait else "")
-                    metrics.fallbacks.labels(upstream.name, fallback.name).inc()
-                    access.fallbacks += 1
-                    if wait:
-                        await anyio.sleep(wait)
-                        waited += wait
-            raise AssertionError("unreachable: the last hop returns or raises")
-
-        return handle
-
-    async def attempt(request: Request, target: RequestFormat, body: dict[str, Any],
-                      upstream: Upstream, up_model: str | None, url_stream: bool | None,
-                      access: Access, *, first_byte: bool) -> Response | EventStream:
-        """One hop: the request in `upstream`'s format, its answer in the client's.
+    async def hop(self, request: Request, client: RequestFormat, call: Call,
+                  upstream: Upstream, up_model: str | None, access: Access, *,
+                  first_byte: bool) -> Response | EventStream:
+        """One upstream: the request in its format, sent; its answer in the client's.
         `first_byte`: a fallback is left, so a stream's first bytes are awaited here (a
         failure before them is the next hop's turn)."""
-        source = upstream.format
-        if target != "gemini" and up_model is not None:
-            body = {**body, "model": up_model}
+        body, streaming, conversion, up_model = self.translate(request, client, call,
+                                                               upstream, up_model)
         access.losses = {}  # (a failed hop's request losses are not this one's)
-        if target == source:
-            upstream_body = body
-            streaming = url_stream if url_stream is not None else body.get("stream") is True
-            conversion = None
-        else:
-            conversion = _translate(body, target, source, settings, request,
-                                    up_model if target == "gemini" else None, url_stream)
-            upstream_body, streaming, up_model = (conversion.body, conversion.stream,
-                                                  conversion.model)
         dropped = _dropped_header(conversion)
         if conversion is not None:
             access.count_losses(conversion.report.entries)  # the request's, so far
             access.dropped = _dropped_names(access.losses)
         try:
-            if source == "gemini" and not up_model:
-                raise _refuse(target, "invalid_request", "a gemini upstream needs a model: "
-                              "the request names none")
-            response = await send(target, build(
-                upstream, "POST", upstream.endpoint(up_model, streaming), json=upstream_body,
-                headers=upstream_headers(
-                    upstream, request.headers,
-                    extra=dict(conversion.headers) if conversion else {},
-                    query=request.query_params)), upstream)
-            await check_status(target, response, upstream)
+            if upstream.format == "gemini" and not up_model:
+                raise refuse(client, "invalid_request", "a gemini upstream needs a model: "
+                             "the request names none")
+            response = await self.upstreams.send(client, self.upstreams.request(
+                upstream, "POST", upstream.endpoint(up_model, streaming), json=body,
+                headers=upstream_headers(upstream, request.headers,
+                                         extra=dict(conversion.headers) if conversion else {},
+                                         query=request.query_params)), upstream)
             chunks = body_chunks(response)
             if streaming and first_byte:
                 try:
@@ -320,148 +275,154 @@ def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | Non
                                                or upstream.timeout)
                 except UpstreamBroke as exc:
                     log.warning("upstream %s: %s", upstream.name, exc)
-                    raise _refuse(target, "api_error", str(exc), status=502,
-                                  outcome="upstream_error", retry=0.0) from None
-        except _Answer as answer:  # the client still learns what its request lost
-            if dropped:
-                answer.error = dataclasses.replace(
-                    answer.error, headers={**answer.error.headers, **dropped})
-            raise
-        ids = {**request_id_headers(response.headers, source=source, target=target),
-               **dropped}
+                    raise refuse(client, "api_error", str(exc), status=502,
+                                 outcome="upstream_error", next_hop=True) from None
+        except Refusal as failed:  # the client still learns what its request lost
+            raise failed.with_headers(dropped) if dropped else failed from None
+        sent = Sent(upstream, conversion, streaming, response, dropped)
+        return await self.answer(client, call, sent, chunks, access)
+
+    def translate(self, request: Request, client: RequestFormat, call: Call,
+                  upstream: Upstream, up_model: str | None
+                  ) -> tuple[dict[str, Any], bool, RequestConversion | None, str | None]:
+        """The upstream's request body, whether it streams, the conversion (None between equal
+        formats) and the model for a gemini upstream's URL."""
+        body = call.body
+        if client != "gemini" and up_model is not None:
+            body = {**body, "model": up_model}
+        if client == upstream.format:
+            streaming = call.url_stream if call.url_stream is not None else \
+                body.get("stream") is True
+            return body, streaming, None, up_model
+        settings = self.settings
+        try:
+            conversion = convert_request(
+                body, source=client, target=upstream.format, lenient=settings.lenient,
+                strict=settings.strict, headers={k: v for k, v in request.headers.items()
+                                                 if k in ("anthropic-version", "anthropic-beta")},
+                model=up_model if client == "gemini" else None, stream=call.url_stream,
+                reasoning_key=settings.reasoning_key or b"")
+        except RequestError as exc:
+            log.info("request %s -> %s refused at %s: %s", client, upstream.format,
+                     exc.field or "body", exc.reason)
+            raise refuse(client, "invalid_request",
+                         exc.reason + GATEWAY_REMEDIES.get(exc.remedy or "", ""),
+                         what=exc.field or "body") from None
+        except TranslateError as exc:
+            raise refuse(client, "invalid_request", exc.message, what="body") from None
+        return conversion.body, conversion.stream, conversion, conversion.model
+
+    async def answer(self, client: RequestFormat, call: Call, sent: Sent, chunks: Any,
+                     access: Access) -> Response | EventStream:
+        """The upstream's answer in the client's format: its stream or its final object."""
+        source = sent.upstream.format
+        headers = {**request_id_headers(sent.response.headers, source=source, target=client),
+                   **sent.dropped}
         options: dict[str, Any] = {}
-        if settings.reasoning_key is not None:  # the upstream's reasoning rides home
-            options.update(carry_reasoning=True, reasoning_key=settings.reasoning_key)
+        if self.settings.reasoning_key is not None:  # the upstream's reasoning rides home
+            options.update(carry_reasoning=True, reasoning_key=self.settings.reasoning_key)
+        conversion = sent.conversion
         if conversion is not None and conversion.tool_names:
             options["tool_names"] = dict(conversion.tool_names)
         if conversion is not None and conversion.client_tools:  # a responses client's
             options["client_tools"] = dict(conversion.client_tools)
-        if not streaming:
-            return await _final_object(response, source, target, ids, options,
-                                       settings.max_body_bytes, access)
-        if target == "chat":
-            usage = (body.get("stream_options") or {}).get("include_usage") is True
-            options["include_usage"] = usage
-        losses = LossReport()
-        # Also between equal formats: the converter is what ends a broken or garbled
-        # stream with the client's own error event instead of a clean-looking end.
-        converter = Converter(source, target, on_error="emit", report=losses, **options)
+        if not sent.streaming:
+            return await final_object(self.upstreams, sent.response, source, client, headers,
+                                      options, access)
+        if client == "chat":
+            options["include_usage"] = (call.body.get("stream_options") or {}).get(
+                "include_usage") is True
+        self.metrics.streams_open.inc()  # the server always runs the stream, which ends it
+        return stream(chunks, source, client, headers, options,
+                      self.settings.keepalive_interval, access,
+                      on_done=self.metrics.streams_open.dec)
 
-        def done(stream: EventStream) -> None:
-            metrics.streams_open.dec()
-            _log_losses(source, target, losses)
-            access.count_losses(losses.entries)
-            _stream_outcome(access, converter, stream)
+    # -- the other endpoints ----------------------------------------------------------------
 
-        metrics.streams_open.inc()  # the server always runs the stream, which calls done
-        return EventStream(converter.astream(chunks),
-                           keepalive=settings.keepalive_interval,
-                           keepalive_bytes=BLANK_KEEPALIVE if target == "gemini"
-                           else KEEPALIVE, headers=ids, on_done=done)
-
-    async def count_tokens(request: Request) -> Response:
+    async def count_tokens(self, request: Request, client: RequestFormat, access: Access
+                           ) -> Response:
+        default = self.settings.default
         if default.format != "messages":
-            raise _refuse("messages", "not_found", "count_tokens is not available: the "
-                          f"upstream speaks {default.format}, which has no token counting "
-                          "endpoint")
-        body = await _read_json(request, "messages", settings.max_body_bytes)
+            raise refuse("messages", "not_found", "count_tokens is not available: the "
+                         f"upstream speaks {default.format}, which has no token counting "
+                         "endpoint")
+        body = await _read_json(request, "messages", self.settings.max_body_bytes)
         if isinstance(body.get("model"), str):
-            body = {**body, "model": settings.upstream_model(body["model"])}
-        upstream = await send("messages", build(
-            default, "POST", default.base_url + "/messages/count_tokens", json=body,
-            headers=upstream_headers(default, request.headers)), default)
-        await check_status("messages", upstream, default)
-        try:
-            raw = await _read_capped(upstream, settings.max_body_bytes, "messages")
-        finally:
-            await upstream.aclose()
+            body = {**body, "model": self.settings.upstream_model(body["model"])}
+        raw = await self.upstreams.fetch(
+            "messages", default, "POST", default.base_url + "/messages/count_tokens",
+            json=body, headers=upstream_headers(default, request.headers))
         return Response(raw, media_type="application/json")
 
-    async def models(request: Request) -> Response:
-        target = _models_client(request)
-        upstream = await send(target, build(
-            default, "GET", default.base_url + "/models", headers=upstream_headers(
-                default, request.headers, json=False, query=request.query_params)), default)
-        await check_status(target, upstream, default)
-        try:
-            raw = await _read_capped(upstream, settings.max_body_bytes, target)
-        finally:
-            await upstream.aclose()
-        try:
-            if default.format == "gemini":  # {"models": [{"name": "models/gemini-...", ...}]}
-                listed = [m["name"].removeprefix("models/") for m in json.loads(raw)["models"]
-                          if isinstance(m.get("name"), str)]
-            else:
-                listed = [m["id"] for m in json.loads(raw)["data"]
-                          if isinstance(m.get("id"), str)]
-        except (ValueError, KeyError, TypeError, AttributeError):
-            raise _refuse(target, "bad_input", "the upstream's model list is not readable",
-                          status=502) from None
-        aliases = [client for client, _ in settings.model_map if not _is_glob(client)] + [
+    async def models(self, request: Request, client: RequestFormat, access: Access
+                     ) -> Response:
+        default, settings = self.settings.default, self.settings
+        raw = await self.upstreams.fetch(
+            client, default, "GET", default.base_url + "/models", headers=upstream_headers(
+                default, request.headers, json=False, query=request.query_params))
+        aliases = [name for name, _ in settings.model_map if not _is_glob(name)] + [
             route.model for route in settings.routes if not _is_glob(route.model)]
-        return JSONResponse(_model_list(target, list(dict.fromkeys(aliases + listed))))
+        return JSONResponse(model_list(client, raw, default.format, aliases))
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        target = _models_client(request)
-        status = exc.status_code if isinstance(exc, HTTPException) else 404
-        kind: ErrorKind = "not_found" if status == 404 else "invalid_request"
-        return _json_error(error_for(target, kind, f"no route for {request.method} "
-                                     f"{request.url.path} on this gateway", status=status))
-
-    async def health(request: Request) -> Response:
-        if refusal(settings, request.method, request.headers) is not None:  # (a web page)
+    async def health(self, request: Request) -> Response:
+        """`/healthz` and `/metrics`: no client key (a load balancer and a scraper have none),
+        the browser guard still applies, and neither says anything of prompts or keys."""
+        if refusal(self.settings, request.method, request.headers) is not None:
             return JSONResponse({"status": "refused"}, status_code=403)
         if request.url.path == "/healthz":
             return JSONResponse({"status": "ok"})
-        return Response(metrics.exposition(), media_type=METRICS_TYPE)
+        return Response(self.metrics.exposition(), media_type=METRICS_TYPE)
 
-    routes = [Route("/v1" + PATHS[fmt], guarded(fmt, relay(fmt), "/v1" + PATHS[fmt]),
-                    methods=["POST"]) for fmt in PATHS]
-    gemini = guarded("gemini", relay("gemini"), "/v1beta/models/{call}")
-    routes += [Route(f"/{version}/models/{{call:path}}", gemini, methods=["POST"])
-               for version in ("v1beta", "v1")]
-    routes.append(Route("/v1/messages/count_tokens",
-                        guarded("messages", count_tokens, "/v1/messages/count_tokens"),
-                        methods=["POST"]))
-    routes.append(Route("/v1/models", guarded(_models_client, models, "/v1/models"),
-                        methods=["GET"]))
-    routes.append(Route("/v1beta/models", guarded("gemini", models, "/v1beta/models"),
-                        methods=["GET"]))
-    # health and metrics: no client key (a load balancer and a scraper have none), the
-    # browser guard still applies, and neither says anything of prompts or keys
-    routes += [Route("/healthz", health, methods=["GET"]),
-               Route("/metrics", health, methods=["GET"])]
-    middleware = []
-    if settings.allowed_origins:  # a browser app the operator allowed: answer its preflights
-        middleware.append(Middleware(
-            CORSMiddleware, allow_origins=list(settings.allowed_origins), allow_methods=["*"],
-            allow_headers=["*"], expose_headers=[DROPPED_HEADER]))
-    return Starlette(routes=routes, lifespan=lifespan, middleware=middleware,
-                     exception_handlers={404: not_found, 405: not_found})
+    async def not_found(self, request: Request, exc: Exception) -> Response:
+        client = models_client(request)
+        status = exc.status_code if isinstance(exc, HTTPException) else 404
+        kind: ErrorKind = "not_found" if status == 404 else "invalid_request"
+        return _json_error(error_for(client, kind, f"no route for {request.method} "
+                                     f"{request.url.path} on this gateway", status=status))
+
+
+class _Route:
+    """A client route's raw ASGI app (Starlette would wrap a plain function as request ->
+    Response, and an `EventStream` is not a Starlette `Response`)."""
+
+    def __init__(self, gateway: Gateway, endpoint: Endpoint) -> None:
+        self.gateway = gateway
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await self.gateway.handle(Request(scope, receive), self.endpoint)
+        await response(scope, receive, send)
+
+
+def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
+               ) -> Starlette:
+    """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
+    `transport` replaces the network (tests, `--demo`)."""
+    gateway = Gateway(settings, transport)
+    routes = [Route(e.path, _Route(gateway, e), methods=list(e.methods)) for e in ENDPOINTS]
+    routes += [Route(path, gateway.health, methods=["GET"]) for path in ("/healthz", "/metrics")]
+    middleware = [Middleware(  # a browser app the operator allowed: answer its preflights
+        CORSMiddleware, allow_origins=list(settings.allowed_origins), allow_methods=["*"],
+        allow_headers=["*"], expose_headers=[DROPPED_HEADER])] if settings.allowed_origins \
+        else []
+    return Starlette(routes=routes, lifespan=gateway.lifespan, middleware=middleware,
+                     exception_handlers={404: gateway.not_found, 405: gateway.not_found})
+
+
+# -- reading the client -------------------------------------------------------------------------
+
+
+def _json_error(error: HTTPError) -> JSONResponse:
+    return JSONResponse(error.body, status_code=error.status, headers=error.headers)
+
+
+def _too_large(target: RequestFormat, limit: int) -> Refusal:
+    return refuse(target, "request_too_large",
+                  f"the request body is larger than this gateway's limit of {limit} bytes")
 
 
 def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
-
-
-async def _read_capped(response: httpx2.Response, limit: int, target: RequestFormat, *,
-                       truncate: bool = False) -> bytes:
-    """The upstream's body, at most `limit` bytes: past it the first `limit` bytes
-    (`truncate`, for error bodies that are only quoted) or a 502 in the client's format."""
-    parts: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > limit:
-            if truncate:
-                parts.append(chunk[: limit - (size - len(chunk))])
-                break
-            log.warning("upstream answer larger than %d bytes refused", limit)
-            raise _refuse(target, "api_error",
-                          f"the upstream's answer is larger than {limit} bytes", status=502,
-                          outcome="bad_upstream")
-        parts.append(chunk)
-    return b"".join(parts)
 
 
 async def _read_json(request: Request, target: RequestFormat, limit: int) -> dict[str, Any]:
@@ -480,9 +441,9 @@ async def _read_json(request: Request, target: RequestFormat, limit: int) -> dic
     try:
         body = json.loads(b"".join(parts), parse_constant=_no_constants)
     except (ValueError, RecursionError):
-        raise _refuse(target, "invalid_request", "the request body is not valid JSON") from None
+        raise refuse(target, "invalid_request", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
-        raise _refuse(target, "invalid_request", "the request body must be a JSON object")
+        raise refuse(target, "invalid_request", "the request body must be a JSON object")
     return body
 
 
@@ -491,20 +452,15 @@ def _gemini_call(request: Request) -> tuple[str, bool]:
     call = request.path_params["call"]
     model, _, method = call.rpartition(":")
     if method not in ("generateContent", "streamGenerateContent") or not model or "/" in model:
-        raise _refuse("gemini", "not_found", f"no route for POST {request.url.path} on this "
-                      "gateway (it serves models/{model}:generateContent and "
-                      ":streamGenerateContent)")
+        raise refuse("gemini", "not_found", f"no route for POST {request.url.path} on this "
+                     "gateway (it serves models/{model}:generateContent and "
+                     ":streamGenerateContent)")
     stream = method == "streamGenerateContent"
     if stream and request.query_params.get("alt") != "sse":
-        raise _refuse("gemini", "invalid_request", "this gateway streams Gemini answers only as "
-                      "server-sent events: add ?alt=sse (the JSON-array stream is not "
-                      "supported)")
+        raise refuse("gemini", "invalid_request", "this gateway streams Gemini answers only as "
+                     "server-sent events: add ?alt=sse (the JSON-array stream is not "
+                     "supported)")
     return model, stream
-
-
-DROPPED_HEADER = "x-stream-translate-dropped"
-"""The response header naming what request translation dropped or changed (the report's
-`Loss.what` names, comma-separated, each once), on every answer to a translated request."""
 
 
 def _dropped_header(conversion: RequestConversion | None) -> dict[str, str]:
@@ -514,135 +470,11 @@ def _dropped_header(conversion: RequestConversion | None) -> dict[str, str]:
     return {DROPPED_HEADER: ",".join(names)}
 
 
-def _translate(body: dict[str, Any], client: RequestFormat, upstream: RequestFormat,
-               settings: Settings, request: Request, model: str | None = None,
-               stream: bool | None = None) -> RequestConversion:
-    """The upstream's request (`RequestConversion`: body, whether it streams, the headers it
-    needs, the tool names and kinds to map back, the model for a gemini upstream's URL).
-    `model` and `stream` are a gemini client's, from its URL."""
-
-    provider = {k: v for k, v in request.headers.items()
-                if k in ("anthropic-version", "anthropic-beta")}
-    try:
-        conversion = convert_request(body, source=client, target=upstream,
-                                     lenient=settings.lenient, strict=settings.strict,
-                                     headers=provider, model=model, stream=stream,
-                                     reasoning_key=settings.reasoning_key or b"")
-    except RequestError as exc:
-        log.info("request %s -> %s refused at %s: %s", client, upstream, exc.field or "body",
-                 exc.reason)
-        raise _refuse(client, "invalid_request",
-                      exc.reason + GATEWAY_REMEDIES.get(exc.remedy or "", ""),
-                      outcome=f"refused: {exc.field or 'body'}") from None
-    except TranslateError as exc:
-        raise _refuse(client, "invalid_request", exc.message, outcome="refused: body") from None
-    return conversion
-
-
 def _dropped_names(counts: Mapping[str, int]) -> str:
     """What request translation dropped or changed (its losses by kind), for the access line:
     each name once, `name(N)` for N of them (a 12-item history's `bookkeeping(12)`)."""
     return ",".join(what if n == 1 else f"{what}({n})" for what, n in counts.items())
 
 
-def _stream_outcome(access: Access, converter: Converter, stream: EventStream) -> None:
-    """How a relayed stream ended, for its access line."""
-    access.status, access.first_byte = 200, stream.first_byte
-    usage = converter.usage
-    if usage is not None:
-        access.input_tokens, access.output_tokens = usage.input_tokens, usage.output_tokens
-    outcome = converter.outcome
-    if stream.disconnected:
-        access.outcome = "client_disconnected"
-    elif type(outcome) is Error:
-        access.outcome = "truncated" if outcome.kind == "truncated" else (
-            "bad_upstream" if outcome.kind == "bad_input" else "upstream_error")
-    elif outcome is None:
-        access.outcome = "truncated"
-    access.write()
-
-
-_VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*(?:/|$)")
-
-
-GATEWAY_REMEDIES: dict[str, str] = {
-    "lenient": "; start the gateway with --lenient to drop it",
-    "strict": "; the gateway drops it (and names it in the x-stream-translate-dropped header) "
-              "when started without --strict",
-}
-"""How the gateway's 400 tells its operator to get past a refusal (`RequestError.remedy`);
-the library's own wording names its keyword arguments, which a gateway user cannot type."""
-
-
-async def _final_object(upstream: httpx2.Response, source: RequestFormat, target: RequestFormat,
-                        headers: dict[str, str], options: dict[str, Any], limit: int,
-                        access: Access) -> Response:
-    """`stream: false`: the upstream's final object as the client's."""
-    try:
-        raw = await _read_capped(upstream, limit, target)
-    except httpx2.HTTPError as exc:
-        log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
-        raise _refuse(target, "api_error", "the upstream connection failed",
-                      status=502, outcome="upstream_error") from None
-    finally:
-        await upstream.aclose()
-    try:
-        obj = json.loads(raw)
-    except ValueError:
-        obj = None
-    if not isinstance(obj, dict):
-        raise _refuse(target, "bad_input", "the upstream's answer is not a JSON object",
-                      outcome="bad_upstream")
-    if source == target:
-        return Response(raw, media_type="application/json", headers=headers)
-    losses = LossReport()
-    try:
-        out = convert_object(obj, source=source, target=target, report=losses, **options)
-    except UpstreamError as exc:  # a failed final object (e.g. response.failed)
-        raise _refuse(target, exc.kind, exc.message,  # type: ignore[arg-type]
-                      outcome="upstream_error") from None
-    except TranslateError as exc:
-        log.warning("upstream answer not convertible: %s", exc)
-        raise _refuse(target, "bad_input", f"the upstream's answer could not be converted: "
-                      f"{exc.message}", outcome="bad_upstream") from None
-    _log_losses(source, target, losses)
-    access.count_losses(losses.entries)
-    access.input_tokens, access.output_tokens = tokens_of(source, obj)
-    return JSONResponse(out, headers=headers)
-
-
-def _log_losses(source: RequestFormat, target: RequestFormat,
-                losses: Iterable[Loss]) -> None:
-    for loss in losses:
-        log.info("%s -> %s lost %s x%d (%s %s): %s", source, target, loss.what, loss.count,
-                 loss.stage, loss.format, loss.detail)
-
-
-def _models_client(request: Request) -> RequestFormat:
-    """Which SDK is asking, for routes every SDK shares: Anthropic's sends `anthropic-version`
-    (and `x-api-key`), google-genai `x-goog-api-key` (or `?key=`) and uses `/v1beta`, OpenAI's
-    none of these."""
-    headers = request.headers
-    if ("x-goog-api-key" in headers or "key" in request.query_params
-            or request.url.path.startswith("/v1beta/")):
-        return "gemini"
-    return "messages" if "anthropic-version" in headers or "x-api-key" in headers else "chat"
-
-
 def _is_glob(name: str) -> bool:
     return any(ch in name for ch in "*?[")
-
-
-def _model_list(target: RequestFormat, ids: list[str]) -> dict[str, Any]:
-    if target == "gemini":
-        methods = ["generateContent", "streamGenerateContent"]
-        return {"models": [{"name": f"models/{i}", "displayName": i,
-                            "supportedGenerationMethods": methods} for i in ids]}
-    if vendor_of(target) == "anthropic":
-        data = [{"type": "model", "id": i, "display_name": i,
-                 "created_at": "1970-01-01T00:00:00Z"} for i in ids]
-        return {"data": data, "has_more": False, "first_id": ids[0] if ids else None,
-                "last_id": ids[-1] if ids else None}
-    return {"object": "list",
-            "data": [{"id": i, "object": "model", "created": 0, "owned_by": "upstream"}
-                     for i in ids]}

@@ -29,12 +29,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.multiprocess import MultiProcessCollector
 
+from .access import UPSTREAM_FAILURES, Access
+
 __all__ = ["CONTENT_TYPE", "Metrics"]
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 """The Prometheus text exposition format."""
 
-_UPSTREAM_FAILURES = frozenset({"upstream_error", "truncated", "bad_upstream", "overloaded"})
 # seconds: from a cached answer's few milliseconds to a thinking model's minutes
 _BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600)
 
@@ -43,6 +44,8 @@ class Metrics:
     """The gateway's counters, fed by access records."""
 
     def __init__(self) -> None:
+        # read once at start: `serve --workers` sets it before the workers build their apps
+        self.multiprocess = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
         self.registry = CollectorRegistry(auto_describe=True)
         r = self.registry
         self.requests = Counter("stream_translate_requests", "Requests, by how they ended",
@@ -66,21 +69,19 @@ class Metrics:
                                   "Streams being relayed now", registry=r,
                                   multiprocess_mode="livesum")
 
-    def observe(self, fields: dict[str, Any], route: str, losses: dict[str, int]) -> None:
-        """Count one ended request (its access fields, its route template, its losses)."""
-        client, upstream = fields["client"], fields["upstream"]
-        outcome = str(fields["outcome"])
-        word = outcome.split(":", 1)[0]  # `refused: FIELD` counts as `refused`
-        self.requests.labels(route, client, upstream, str(fields["status"]), word).inc()
+    def observe(self, record: Access, fields: dict[str, Any]) -> None:
+        """Count one ended request (its access record, and the fields its line wrote)."""
+        client, upstream, word = record.client, record.upstream, record.outcome
+        self.requests.labels(record.route, client, upstream, str(record.status), word).inc()
         self.ttfb.labels(client, upstream).observe(fields["ttfb"])
         self.duration.labels(client, upstream).observe(fields["duration"])
-        for kind, count in losses.items():
+        for kind, count in record.losses.items():
             self.losses.labels(kind).inc(count)
-        if word in _UPSTREAM_FAILURES:
+        if word in UPSTREAM_FAILURES:
             self.upstream_errors.labels(upstream, word).inc()
 
     def exposition(self) -> bytes:
-        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):  # every worker's counts
+        if self.multiprocess:  # every worker's counts
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
             return generate_latest(registry)

@@ -1,4 +1,6 @@
-"""The connection to the upstream: one pooled httpx2 client, its limits, and the byte stream.
+"""All I/O with the upstreams: one pooled httpx2 client and its limits (`Upstreams`), sending
+with one table from the client's exceptions to the request's outcome, the status check, the
+capped read, the byte stream and its first bytes.
 
 httpx2 (pydantic's maintained fork of httpx, which the openai, anthropic and google-genai SDKs
 use too) rather than httpx: httpx's connection pool walks and polls every pooled connection at
@@ -12,26 +14,32 @@ upstream's body and closes the response however the consumer stops; an httpx2 fa
 mid-stream is logged here with its details and re-raised as `UpstreamBroke`, whose message
 names no URL, host or key, because the converter writes it into the client's stream.
 `demo_transport` is the upstream of `--demo`: a bundled example stream, no network.
+A failure to get an answer is a `Refusal` in the client's format, never a traceback, an
+upstream URL or a key; the details go to the `translate.gateway` logger.
 """
 
 from __future__ import annotations
 
 import contextlib
-import datetime
-import email.utils
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator
-from typing import Final
+from typing import Any, Final
 
 import anyio
 import httpx2
 
 from ..bundled import example_bytes, example_format
+from ..events import ErrorKind
 from ..formats import FORMATS, unknown_format
+from ..http_errors import convert_error, retry_after
+from ..request import RequestFormat
+from .access import Outcome
+from .refusal import Refusal, refuse
 from .settings import Settings, Upstream
 
-__all__ = ["RETRIED", "UpstreamBroke", "body_chunks", "demo_transport", "first_bytes",
-           "open_client", "retry_after", "timeout_of"]
+__all__ = ["RETRIED", "UpstreamBroke", "Upstreams", "body_chunks", "demo_transport",
+           "first_bytes", "open_client", "timeout_of"]
 
 log = logging.getLogger("translate.gateway")
 
@@ -64,28 +72,132 @@ def timeout_of(upstream: Upstream, settings: Settings) -> httpx2.Timeout:
                           write=upstream.connect_timeout, pool=settings.pool_timeout)
 
 
-def retry_after(headers: httpx2.Headers) -> float:
-    """Seconds the upstream asked to wait (`retry-after-ms`, `retry-after` in seconds or as an
-    HTTP date); 0 when it said nothing."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            return min(max(float(millis) / 1000, 0.0), RETRY_AFTER_LIMIT)
-    value = headers.get("retry-after")
-    if value is None:
-        return 0.0
-    try:
-        return min(max(float(value), 0.0), RETRY_AFTER_LIMIT)
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return RETRY_AFTER_LIMIT
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=datetime.timezone.utc)
-    seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
-    return min(max(seconds, 0.0), RETRY_AFTER_LIMIT)
+def wait_of(headers: httpx2.Headers) -> float:
+    """Seconds the upstream asked to wait before it is tried again (`http_errors.retry_after`),
+    at most `RETRY_AFTER_LIMIT`; 0 when it said nothing."""
+    seconds = retry_after(headers)
+    return 0.0 if seconds is None else min(seconds, RETRY_AFTER_LIMIT)
+
+
+_FAILURES: tuple[tuple[type[Exception], ErrorKind, int | None, Outcome, bool, str, str], ...] = (
+    (httpx2.PoolTimeout, "overloaded", None, "overloaded", False,
+     "the gateway has no free upstream connection; try again later",
+     "no free upstream connection within {pool}s"),
+    (httpx2.TimeoutException, "timeout", None, "upstream_error", True,
+     "the upstream did not answer in time", "upstream {name} timed out: {exc}"),
+    (httpx2.HTTPError, "api_error", 502, "upstream_error", True,
+     "the upstream could not be reached", "upstream {name} unreachable: {exc}"),
+)
+"""The upstream client's exceptions -> the client's error (kind, status), the request's
+outcome, whether the route's next upstream may answer, the client's message and the log's.
+The first matching row wins (httpx2's classes nest: a pool timeout is a timeout is an error)."""
+
+_VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*(?:/|$)")
+
+
+class Upstreams:
+    """The gateway's I/O with its upstreams, over one pooled client (`running`)."""
+
+    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
+                 ) -> None:
+        self.settings = settings
+        self.transport = transport
+        self.client: httpx2.AsyncClient | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """The pooled client, open for the app's lifetime."""
+        async with open_client(self.settings, self.transport) as client:
+            self.client = client
+            try:
+                yield
+            finally:
+                self.client = None
+
+    def request(self, upstream: Upstream, method: str, url: str, **options: Any
+                ) -> httpx2.Request:
+        assert self.client is not None, "the app's lifespan opens the client"
+        return self.client.build_request(method, url, timeout=timeout_of(upstream,
+                                                                          self.settings),
+                                         **options)
+
+    async def send(self, target: RequestFormat, request: httpx2.Request, upstream: Upstream
+                   ) -> httpx2.Response:
+        """The upstream's answer, open (a stream); a failure to get one is a `Refusal`, and
+        an error status too (`check`)."""
+        assert self.client is not None, "the app's lifespan opens the client"
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx2.HTTPError as exc:
+            for kind, err, status, outcome, next_hop, message, logged in _FAILURES:
+                if isinstance(exc, kind):
+                    log.warning(logged.format(pool=self.settings.pool_timeout,
+                                              name=upstream.name,
+                                              exc=f"{type(exc).__name__}: {exc}"))
+                    raise refuse(target, err, message, status=status, outcome=outcome,
+                                 next_hop=next_hop) from None
+            raise
+        await self.check(target, response, upstream)
+        return response
+
+    async def check(self, target: RequestFormat, response: httpx2.Response,
+                    upstream: Upstream) -> None:
+        """An upstream error status, in the client's format (the response is then closed)."""
+        status = response.status_code
+        if status < 300:
+            return
+        try:
+            # an error body is only quoted: what fits in the limit is enough to read it
+            raw = await self.read(response, target, truncate=True)
+        except httpx2.HTTPError:
+            raw = b""
+        finally:
+            await response.aclose()
+        if status < 400:  # a redirect we do not follow: the upstream URL is wrong
+            log.warning("upstream answered HTTP %d (redirects are not followed)", status)
+            raise refuse(target, "api_error", f"the upstream answered HTTP {status}",
+                         status=502, outcome="upstream_error")
+        error = convert_error(status, raw, response.headers, source=upstream.format,
+                              target=target)
+        hint = ""
+        if status == 404 and not _VERSIONED.search(upstream.base_url):
+            hint = (" (the upstream URL has no version path such as /v1: check "
+                    "--upstream-url)")
+        log.info("upstream %s HTTP %d -> client HTTP %d (%s): %s%s", upstream.name, status,
+                 error.status, error.kind, error.message, hint)
+        retried = status in RETRIED or status >= 500
+        raise Refusal(error, outcome="upstream_error", next_hop=retried,
+                      wait=wait_of(response.headers) if retried else 0.0)
+
+    async def fetch(self, target: RequestFormat, upstream: Upstream, method: str, url: str,
+                    **options: Any) -> bytes:
+        """A whole (non-streamed) answer: send, check, read within the limit, close."""
+        response = await self.send(target, self.request(upstream, method, url, **options),
+                                   upstream)
+        try:
+            return await self.read(response, target)
+        finally:
+            await response.aclose()
+
+    async def read(self, response: httpx2.Response, target: RequestFormat, *,
+                   truncate: bool = False) -> bytes:
+        """The upstream's body, at most `max_body_bytes`: past it the first bytes
+        (`truncate`, for error bodies that are only quoted) or a 502 in the client's format."""
+        limit = self.settings.max_body_bytes
+        parts: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > limit:
+                if truncate:
+                    parts.append(chunk[: limit - (size - len(chunk))])
+                    break
+                log.warning("upstream answer larger than %d bytes refused", limit)
+                raise refuse(target, "api_error",
+                             f"the upstream's answer is larger than {limit} bytes", status=502,
+                             outcome="bad_upstream")
+            parts.append(chunk)
+        return b"".join(parts)
 
 
 async def first_bytes(chunks: AsyncGenerator[bytes, None], seconds: float

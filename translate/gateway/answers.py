@@ -1,0 +1,150 @@
+"""What goes back to the client: the upstream's stream or final object in the client's format,
+and the model list. Each takes the upstream's open answer and the request's record
+(`access.Access`), and fills the record with what it learns (tokens, losses, how it ended).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import httpx2
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from ..collect import convert_object
+from ..convert import Converter
+from ..errors import TranslateError, UpstreamError
+from ..events import Error
+from ..http_errors import vendor_of
+from ..report import Loss, LossReport
+from ..request import RequestFormat
+from .access import Access, tokens_of
+from .refusal import refuse
+from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
+from .upstream import Upstreams
+
+__all__ = ["final_object", "log_losses", "model_list", "models_client", "stream"]
+
+log = logging.getLogger("translate.gateway")
+
+
+def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: dict[str, str],
+           options: dict[str, Any], keepalive: float | None, access: Access,
+           on_done: Callable[[], None]) -> EventStream:
+    """The upstream's stream in the client's format. Also between equal formats: the converter
+    is what ends a broken or garbled stream with the client's own error event instead of a
+    clean-looking end. The record is written when the stream ends (`on_done` first)."""
+    losses = LossReport()
+    converter = Converter(source, target, on_error="emit", report=losses, **options)
+
+    def done(relayed: EventStream) -> None:
+        on_done()
+        log_losses(source, target, losses)
+        access.count_losses(losses.entries)
+        _stream_outcome(access, converter, relayed)
+
+    return EventStream(converter.astream(chunks), keepalive=keepalive,
+                       keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
+                       headers=headers, on_done=done)
+
+
+def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) -> None:
+    """How a relayed stream ended, for its access line."""
+    access.status, access.first_byte = 200, relayed.first_byte
+    usage = converter.usage
+    if usage is not None:
+        access.input_tokens, access.output_tokens = usage.input_tokens, usage.output_tokens
+    outcome = converter.outcome
+    if relayed.disconnected:
+        access.outcome = "client_disconnected"
+    elif type(outcome) is Error:
+        access.outcome = "truncated" if outcome.kind == "truncated" else (
+            "bad_upstream" if outcome.kind == "bad_input" else "upstream_error")
+    elif outcome is None:
+        access.outcome = "truncated"
+    access.write()
+
+
+async def final_object(upstreams: Upstreams, response: httpx2.Response, source: RequestFormat,
+                       target: RequestFormat, headers: dict[str, str],
+                       options: dict[str, Any], access: Access) -> Response:
+    """`stream: false`: the upstream's final object as the client's."""
+    try:
+        raw = await upstreams.read(response, target)
+    except httpx2.HTTPError as exc:
+        log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
+        raise refuse(target, "api_error", "the upstream connection failed",
+                     status=502, outcome="upstream_error") from None
+    finally:
+        await response.aclose()
+    try:
+        obj = json.loads(raw)
+    except ValueError:
+        obj = None
+    if not isinstance(obj, dict):
+        raise refuse(target, "bad_input", "the upstream's answer is not a JSON object",
+                     outcome="bad_upstream")
+    if source == target:
+        return Response(raw, media_type="application/json", headers=headers)
+    losses = LossReport()
+    try:
+        out = convert_object(obj, source=source, target=target, report=losses, **options)
+    except UpstreamError as exc:  # a failed final object (e.g. response.failed)
+        raise refuse(target, exc.kind, exc.message,  # type: ignore[arg-type]
+                     outcome="upstream_error") from None
+    except TranslateError as exc:
+        log.warning("upstream answer not convertible: %s", exc)
+        raise refuse(target, "bad_input", f"the upstream's answer could not be converted: "
+                     f"{exc.message}", outcome="bad_upstream") from None
+    log_losses(source, target, losses)
+    access.count_losses(losses.entries)
+    access.input_tokens, access.output_tokens = tokens_of(source, obj)
+    return JSONResponse(out, headers=headers)
+
+
+def log_losses(source: RequestFormat, target: RequestFormat, losses: Iterable[Loss]) -> None:
+    for loss in losses:
+        log.info("%s -> %s lost %s x%d (%s %s): %s", source, target, loss.what, loss.count,
+                 loss.stage, loss.format, loss.detail)
+
+
+def models_client(request: Request) -> RequestFormat:
+    """Which SDK is asking, for routes every SDK shares: Anthropic's sends `anthropic-version`
+    (and `x-api-key`), google-genai `x-goog-api-key` (or `?key=`) and uses `/v1beta`, OpenAI's
+    none of these."""
+    headers = request.headers
+    if ("x-goog-api-key" in headers or "key" in request.query_params
+            or request.url.path.startswith("/v1beta/")):
+        return "gemini"
+    return "messages" if "anthropic-version" in headers or "x-api-key" in headers else "chat"
+
+
+def model_list(target: RequestFormat, raw: bytes, upstream_format: RequestFormat,
+               aliases: list[str]) -> dict[str, Any]:
+    """The upstream's model list (`raw`, in its format) with `aliases` first, in the client's
+    shape; a `Refusal` when the upstream's list cannot be read."""
+    try:
+        if upstream_format == "gemini":  # {"models": [{"name": "models/gemini-...", ...}]}
+            listed = [m["name"].removeprefix("models/") for m in json.loads(raw)["models"]
+                      if isinstance(m.get("name"), str)]
+        else:
+            listed = [m["id"] for m in json.loads(raw)["data"] if isinstance(m.get("id"), str)]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise refuse(target, "bad_input", "the upstream's model list is not readable",
+                     status=502) from None
+    ids = list(dict.fromkeys(aliases + listed))
+    if target == "gemini":
+        methods = ["generateContent", "streamGenerateContent"]
+        return {"models": [{"name": f"models/{i}", "displayName": i,
+                            "supportedGenerationMethods": methods} for i in ids]}
+    if vendor_of(target) == "anthropic":
+        data = [{"type": "model", "id": i, "display_name": i,
+                 "created_at": "1970-01-01T00:00:00Z"} for i in ids]
+        return {"data": data, "has_more": False, "first_id": ids[0] if ids else None,
+                "last_id": ids[-1] if ids else None}
+    return {"object": "list",
+            "data": [{"id": i, "object": "model", "created": 0, "owned_by": "upstream"}
+                     for i in ids]}
