@@ -61,8 +61,9 @@ class Decoding:
         self.upstream_error: BaseException | None = None
         """The exception the upstream raised, when `abort()` was given one."""
         self.usage: Usage | None = None
-        """The last `Usage` of the batch that held the terminal event (every decoder gives
-        its final usage there: just before its `Stop`, or just after it in the same batch)."""
+        """The last `Usage` up to the terminal event: of the batch that held it (decoders give
+        their final usage just before their `Stop`, or just after it in the same batch), or of
+        a batch that ended with it before (messages' `message_delta`, in a chunk of its own)."""
         self.input_error: DecodeError | EncodeError | None = None
         """The bad input (or the value the target cannot carry) that emit mode turned into the
         stream's error; raise mode raises it."""
@@ -83,6 +84,10 @@ class Decoding:
                     last is Usage and any(type(event) is Stop for event in events))) \
                     and self.outcome is None:
                 self._end_with(events)
+            elif last is Usage and self.outcome is None:
+                # a batch of its own before the terminal one (messages: `message_delta` and
+                # `message_stop` in two network chunks)
+                self.usage = events[-1]  # type: ignore[assignment]
         return events
 
     def end(self) -> list[Event]:

@@ -87,6 +87,7 @@ async def final_object(upstreams: Upstreams, response: httpx2.Response, source: 
     if not isinstance(obj, dict):
         raise refuse(target, "bad_input", "the upstream's answer is not a JSON object",
                      outcome="bad_upstream")
+    access.input_tokens, access.output_tokens = tokens_of(source, obj)
     if source == target:
         return Response(raw, media_type="application/json", headers=headers)
     losses = LossReport()
@@ -101,7 +102,6 @@ async def final_object(upstreams: Upstreams, response: httpx2.Response, source: 
                      f"{exc.message}", outcome="bad_upstream") from None
     log_losses(source, target, losses)
     access.count_losses(losses.entries)
-    access.input_tokens, access.output_tokens = tokens_of(source, obj)
     return JSONResponse(out, headers=headers)
 
 

@@ -10,6 +10,9 @@ Each request's access record (`access.Access`, written once when the request end
                                               bad_upstream, overloaded
     stream_translate_fallbacks_total{upstream, to}   an upstream failed before its answer and
                                               the route's next one was tried
+    stream_translate_tokens_total{client, upstream, kind}   input and output tokens the
+                                              upstream reported (IR semantics: input with its
+                                              cached part, output with its reasoning)
     stream_translate_streams_open             streams being relayed now
 
 Under `serve --workers N` each process counts in files under `PROMETHEUS_MULTIPROC_DIR` (set by
@@ -65,6 +68,8 @@ class Metrics:
         self.fallbacks = Counter("stream_translate_fallbacks",
                                  "Upstreams that failed before their answer, by the next tried",
                                  ("upstream", "to"), registry=r)
+        self.tokens = Counter("stream_translate_tokens", "Tokens the upstream reported",
+                              ("client", "upstream", "kind"), registry=r)
         self.streams_open = Gauge("stream_translate_streams_open",
                                   "Streams being relayed now", registry=r,
                                   multiprocess_mode="livesum")
@@ -77,6 +82,9 @@ class Metrics:
         self.duration.labels(client, upstream).observe(fields["duration"])
         for kind, count in record.losses.items():
             self.losses.labels(kind).inc(count)
+        for kind, tokens in (("input", record.input_tokens), ("output", record.output_tokens)):
+            if tokens:
+                self.tokens.labels(client, upstream, kind).inc(tokens)
         if word in UPSTREAM_FAILURES:
             self.upstream_errors.labels(upstream, word).inc()
 
