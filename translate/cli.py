@@ -34,6 +34,7 @@ from typing import Any, BinaryIO, TextIO
 
 from pydantic_core import to_json
 
+from . import __version__
 from .bundled import example_bytes, example_format, examples
 from .convert import Converter, Decoding
 from .errors import DecodeError, EncodeError, TranslateError, UpstreamError
@@ -113,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("file", nargs="?", metavar="FILE",
                         help="the source stream (default: stdin; '-' is stdin too)")
     parser.add_argument("--from", dest="source", choices=FORMATS, metavar="FORMAT",
@@ -150,8 +152,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command; returns the exit status."""
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments[:1] == ["serve"]:  # the gateway (translate/gateway/serve.py)
-        from .gateway.serve import main as serve
-
+        try:
+            from .gateway.serve import main as serve
+        except ImportError as exc:  # the gateway extra is not installed
+            sys.stderr.write(f"{PROG} serve: needs the gateway extra (pip install "
+                             f"'stream-translate[gateway]', or from a checkout: pip install "
+                             f"-e '.[gateway]'); missing: {exc.name or exc}\n")
+            return 2
         return serve(arguments[1:])
     parser = _parser()
     args = parser.parse_args(argv)

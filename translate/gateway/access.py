@@ -18,6 +18,7 @@ prompt or the query string. With `serve --log-format json` the same fields are a
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import time
@@ -154,9 +155,15 @@ class JSONFormatter(logging.Formatter):
     fields (`serve --log-format json`, for log shippers)."""
 
     def format(self, record: logging.LogRecord) -> str:
-        out: dict[str, Any] = {"time": self.formatTime(record), "level": record.levelname,
+        out: dict[str, Any] = {"time": _iso_utc(record.created), "level": record.levelname,
                                "logger": record.name, "message": record.getMessage()}
         out.update(getattr(record, "access", None) or {})
         if record.exc_info:
             out["traceback"] = self.formatException(record.exc_info)
         return json.dumps(out, ensure_ascii=False)
+
+
+def _iso_utc(created: float) -> str:
+    """A record's time in ISO 8601, UTC, to the millisecond: `2026-12-07T02:50:52.427Z`."""
+    when = datetime.datetime.fromtimestamp(created, datetime.timezone.utc)
+    return when.isoformat(timespec="milliseconds").replace("+00:00", "Z")

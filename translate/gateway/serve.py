@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
@@ -374,19 +375,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         "" if (loop, http) == ("uvloop", "httptools") else
         " (install the gateway extra's uvloop and httptools for about 20% less CPU per event)")
     # log_config=None: uvicorn's records go through our handler (one format, redacted)
+    # the gateway writes its own access line, one per request; uvicorn's only at debug
     options: dict[str, Any] = dict(host=args.host, port=args.port, log_level=args.log_level,
                                    log_config=None, timeout_graceful_shutdown=5, loop=loop,
-                                   http=http)
+                                   http=http, access_log=args.log_level == "debug")
     if args.workers > 1:
         # each worker process builds the app from the same arguments (uvicorn imports the
         # factory by name), and the metrics of all of them are added up (`metrics.py`)
         os.environ[_WORKER_ARGV] = json.dumps(argv)
         if settings.reasoning_key is not None and not args.reasoning_key_env:
             os.environ[_WORKER_REASONING_KEY] = settings.reasoning_key.hex()
+        made = None
         if MULTIPROCESS_DIR not in os.environ:
-            os.environ[MULTIPROCESS_DIR] = tempfile.mkdtemp(prefix="stream-translate-metrics-")
-        uvicorn.run("translate.gateway.serve:worker_app", factory=True, workers=args.workers,
-                    **options)
+            made = os.environ[MULTIPROCESS_DIR] = tempfile.mkdtemp(
+                prefix="stream-translate-metrics-")
+        try:
+            uvicorn.run("translate.gateway.serve:worker_app", factory=True,
+                        workers=args.workers, **options)
+        finally:  # the workers' metric files: ours to remove
+            if made is not None:
+                shutil.rmtree(made, ignore_errors=True)
     else:
         uvicorn.run(create_app(settings, transport=transport), **options)
     return 0
@@ -441,4 +449,7 @@ def _setup_logging(args: argparse.Namespace) -> None:
     handler.setFormatter(JSONFormatter() if args.log_format == "json" else logging.Formatter(
         "%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(level=args.log_level.upper(), handlers=[handler], force=True)
+    if args.log_level != "debug":  # one line per request at info: the access line
+        for noisy in ("httpx2", "httpx", "httpcore2", "httpcore"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)
     install_redaction()

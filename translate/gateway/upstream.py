@@ -163,8 +163,9 @@ class Upstreams:
         if status == 404 and not _VERSIONED.search(upstream.base_url):
             hint = (" (the upstream URL has no version path such as /v1: check "
                     "--upstream-url)")
-        log.info("upstream %s HTTP %d -> client HTTP %d (%s): %s%s", upstream.name, status,
-                 error.status, error.kind, error.message, hint)
+        # (not the client's status: the route's next upstream may still answer it)
+        log.info("upstream %s answered HTTP %d (%s, %s for the client): %s%s", upstream.name,
+                 status, error.kind, error.status, error.message, hint)
         retried = status in RETRIED or status >= 500
         raise Refusal(error, outcome="upstream_error", next_hop=retried,
                       wait=wait_of(response.headers) if retried else 0.0)
@@ -265,10 +266,9 @@ def demo_transport(example: str, *, delay: float = 0.05) -> httpx2.AsyncBaseTran
             streaming = json.loads(request.content or b"{}").get("stream", False) is True
         except ValueError:
             streaming = True
-        if request.method == "GET":
-            return httpx2.Response(404, json={"error": {"message": "the demo upstream has no "
-                                                        "model list",
-                                                        "type": "not_found_error"}})
+        if request.method == "GET":  # the model list: the one model it plays
+            return httpx2.Response(200, json={"object": "list", "data": [
+                {"id": "demo", "object": "model", "created": 0, "owned_by": "demo"}]})
         if not streaming:
             return httpx2.Response(200, json=collect([body], source=source))
         return httpx2.Response(200, headers={"content-type": "text/event-stream"},
