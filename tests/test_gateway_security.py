@@ -216,6 +216,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--max-body-bytes": ("1024", 1024),
     "--lenient": ("1", True),
     "--strict": ("true", True),
+    "--graceful-timeout": ("30", 30.0),
     "--reasoning-key-env": ("GW_REASONING_KEY", "GW_REASONING_KEY"),
     "--no-carry-reasoning": ("1", True),
     "--demo": ("chat-tools", "chat-tools"),

@@ -103,6 +103,16 @@ class Decoding:
             self._end_with(events)  # a truncation or a late terminal event
         return events
 
+    def interrupt(self, error: Error) -> list[Event]:
+        """The caller stops reading the source before its end, for a reason of its own (a
+        gateway that shuts down): `error` ends the stream, unless it already ended."""
+        if self._done or self.outcome is not None:
+            self._done = True
+            return []
+        self._done = True
+        self.outcome = error
+        return [error]
+
     def abort(self, reason: str | BaseException) -> list[Event]:
         """The upstream failed before its end: a truncation, unless the answer was complete
         (then only `upstream_failure` in the loss report). See `Converter.abort`."""
@@ -254,6 +264,12 @@ class Converter:
         between its finish_reason and its usage chunk, an image stream before `[DONE]`): an
         exception is never turned into a clean stop."""
         return self._encode(self.decoding.abort(reason)) + self.encoder.end()
+
+    def interrupt(self, error: Error) -> bytes:
+        """Stop here: end the target with `error` (an `overloaded` error when a gateway shuts
+        down, which the SDKs retry) and its trailer, unless it already ended; the caller
+        closes the source. Returns the closing bytes."""
+        return self._encode(self.decoding.interrupt(error)) + self.encoder.end()
 
     @property
     def on_error(self) -> OnError:

@@ -5,7 +5,9 @@
 
 `outcome` says how it ended: `complete`; `upstream_error` (an error status, an error in the
 stream, or no connection); `truncated` (the upstream broke off mid-stream); `client_disconnected`;
-`bad_upstream` (bytes that are not the upstream's format); `refused: FIELD` (request
+`shutdown` (the gateway shut down: refused while draining, or a stream still open at the drain
+deadline, which got its format's error event); `bad_upstream` (bytes that are not the
+upstream's format); `refused: FIELD` (request
 translation), `refused: auth`, `refused: origin`, `refused: host`, `refused: content-type`,
 `refused: request` (not JSON, too large, no such route), `refused: body`; `overloaded`; `error`
 (a gateway failure, logged with its traceback). `dropped` lists what request translation dropped
@@ -34,7 +36,7 @@ __all__ = ["OUTCOMES", "UPSTREAM_FAILURES", "Access", "JSONFormatter", "Outcome"
 log = logging.getLogger("translate.gateway.access")
 
 Outcome = Literal["complete", "upstream_error", "truncated", "client_disconnected",
-                  "bad_upstream", "refused", "overloaded", "error"]
+                  "bad_upstream", "refused", "overloaded", "shutdown", "error"]
 """How a request ended: the one list of words the access line and the metrics share (see the
 module docstring; `refused` is written `refused: WHAT`)."""
 

@@ -10,6 +10,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import anyio
 import httpx2
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -33,7 +34,7 @@ log = logging.getLogger("translate.gateway")
 
 def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: dict[str, str],
            options: dict[str, Any], keepalive: float | None, access: Access,
-           on_done: Callable[[], None]) -> EventStream:
+           on_done: Callable[[], None], shutdown: anyio.Event | None = None) -> EventStream:
     """The upstream's stream in the client's format. Also between equal formats: the converter
     is what ends a broken or garbled stream with the client's own error event instead of a
     clean-looking end. The record is written when the stream ends (`on_done` first)."""
@@ -46,9 +47,13 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
         access.count_losses(losses.entries)
         _stream_outcome(access, converter, relayed)
 
+    def closing() -> bytes:  # the gateway shuts down: an error the SDKs retry
+        return converter.interrupt(Error(kind="overloaded", message="the gateway is shutting "
+                                         "down; retry the request"))
+
     return EventStream(converter.astream(chunks), keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
-                       headers=headers, on_done=done)
+                       headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing)
 
 
 def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) -> None:
@@ -58,7 +63,9 @@ def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) 
     if usage is not None:
         access.input_tokens, access.output_tokens = usage.input_tokens, usage.output_tokens
     outcome = converter.outcome
-    if relayed.disconnected:
+    if relayed.shut_down:
+        access.outcome = "shutdown"
+    elif relayed.disconnected:
         access.outcome = "client_disconnected"
     elif type(outcome) is Error:
         access.outcome = "truncated" if outcome.kind == "truncated" else (

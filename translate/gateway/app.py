@@ -55,6 +55,7 @@ from ..request import RequestConversion, RequestFormat, convert_request
 from .access import Access
 from .answers import final_object, model_list, models_client, stream
 from .auth import client_name, upstream_headers
+from .drain import Drain
 from .guard import refusal
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics
@@ -143,10 +144,11 @@ class Gateway:
         self.settings = settings
         self.upstreams = Upstreams(settings, transport)
         self.metrics = Metrics()
+        self.drain = Drain(settings.graceful_timeout)
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        async with self.upstreams.running():
+        async with self.upstreams.running(), self.drain.on_signals():
             yield
 
     async def handle(self, request: Request, endpoint: Endpoint) -> Response | EventStream:
@@ -155,10 +157,11 @@ class Gateway:
         access = Access(request.method, request.url.path, client, self.settings.default.name,
                         route=endpoint.route, sink=self.metrics.observe)
         try:
-            self.guard(request, client)
-            access.key = self.identify(request, client)
-            answer: Answer = getattr(self, endpoint.answer)
-            response = await answer(request, client, access)
+            with self.drain.request(client):  # refused while draining, cut at the deadline
+                self.guard(request, client)
+                access.key = self.identify(request, client)
+                answer: Answer = getattr(self, endpoint.answer)
+                response = await answer(request, client, access)
         except Refusal as refused:
             if refused.outcome == "refused":
                 access.refused(refused.what)
@@ -335,7 +338,7 @@ class Gateway:
         self.metrics.streams_open.inc()  # the server always runs the stream, which ends it
         return stream(chunks, source, client, headers, options,
                       self.settings.keepalive_interval, access,
-                      on_done=self.metrics.streams_open.dec)
+                      on_done=self.metrics.streams_open.dec, shutdown=self.drain.expired)
 
     # -- the other endpoints ----------------------------------------------------------------
 
@@ -369,7 +372,9 @@ class Gateway:
         the browser guard still applies, and neither says anything of prompts or keys."""
         if refusal(self.settings, request.method, request.headers) is not None:
             return JSONResponse({"status": "refused"}, status_code=403)
-        if request.url.path == "/healthz":
+        if request.url.path == "/healthz":  # a load balancer stops sending to a draining one
+            if self.drain.draining:
+                return JSONResponse({"status": "draining"}, status_code=503)
             return JSONResponse({"status": "ok"})
         return Response(self.metrics.exposition(), media_type=METRICS_TYPE)
 

@@ -80,7 +80,9 @@ class EventStream:
     def __init__(self, chunks: AsyncIterator[bytes], *, keepalive: float | None,
                  keepalive_bytes: bytes = KEEPALIVE,
                  headers: Mapping[str, str] | None = None,
-                 on_done: Callable[[EventStream], None] | None = None) -> None:
+                 on_done: Callable[[EventStream], None] | None = None,
+                 shutdown: anyio.Event | None = None,
+                 on_shutdown: Callable[[], bytes] | None = None) -> None:
         self.chunks = chunks
         self.keepalive = keepalive
         self.keepalive_bytes = keepalive_bytes  # BLANK_KEEPALIVE for a gemini client
@@ -95,6 +97,12 @@ class EventStream:
         """Whether the client went away before the end."""
         self.complete = False
         """Whether the whole stream was handed to the server."""
+        self.shutdown = shutdown
+        """Set when the gateway's drain deadline passes: the stream stops there."""
+        self.on_shutdown = on_shutdown
+        """The closing bytes then (the client format's error event and trailer)."""
+        self.shut_down = False
+        """Whether the gateway's shutdown ended the stream."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -104,18 +112,29 @@ class EventStream:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
+                if self.shutdown is not None:
+                    group.start_soon(self._watch_shutdown, self.shutdown, group.cancel_scope)
                 if self.keepalive:
                     group.start_soon(_keep_alive, writer, self.keepalive,
                                      self.keepalive_bytes)
                 await self._relay(writer)
                 self.complete = True  # a disconnect from here on is the normal end
                 await writer.write(b"", more=False)
-                group.cancel_scope.cancel()  # the watcher and the timer
+                group.cancel_scope.cancel()  # the watchers and the timer
+            if self.shut_down:  # the relay was cancelled between two events: end it well
+                closing = self.on_shutdown() if self.on_shutdown is not None else b""
+                await writer.write(closing, more=False)
         except OSError:  # the client went away while we wrote (ASGI 2.4 servers raise)
             self.disconnected = not self.complete
         finally:
             if self.on_done is not None:
                 self.on_done(self)
+
+    async def _watch_shutdown(self, shutdown: anyio.Event, scope: Any) -> None:
+        await shutdown.wait()
+        if not self.complete and not self.disconnected:
+            self.shut_down = True
+            scope.cancel()
 
     async def _watch_disconnect(self, receive: Receive, scope: Any) -> None:
         while True:

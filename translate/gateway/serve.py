@@ -126,6 +126,10 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                        help="refuse also the fields that only steer the provider "
                        "(context_management, prompt_cache_key, topK, provider-run tools...), "
                        "which by default are dropped and named in the header")
+    p.add_argument("--graceful-timeout", type=float, default=default("graceful-timeout", "300"),
+                   metavar="SECONDS", help="on SIGTERM or SIGINT, how long the streams in "
+                   "flight may run on before they end with the client's own error event "
+                   "(300: reasoning models answer for minutes)")
     p.add_argument("--reasoning-key-env", metavar="NAME", default=default("reasoning-key-env"),
                    help="seal the upstream's reasoning, carried home through clients of "
                    "another format, with the key in this environment variable (the same on "
@@ -224,6 +228,7 @@ def _server_settings(args: argparse.Namespace, p: argparse.ArgumentParser,
         keepalive_interval=args.keepalive_interval or None, lenient=args.lenient,
         strict=args.strict, allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host), bind_host=args.host,
+        graceful_timeout=args.graceful_timeout,
         reasoning_key=_reasoning_key(args, p, env))
 
 
@@ -377,7 +382,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # log_config=None: uvicorn's records go through our handler (one format, redacted)
     # the gateway writes its own access line, one per request; uvicorn's only at debug
     options: dict[str, Any] = dict(host=args.host, port=args.port, log_level=args.log_level,
-                                   log_config=None, timeout_graceful_shutdown=5, loop=loop,
+                                   log_config=None, loop=loop,
+                                   # past the gateway's own drain, which ends its streams first
+                                   timeout_graceful_shutdown=max(settings.graceful_timeout, 0) + 3,
                                    http=http, access_log=args.log_level == "debug")
     if args.workers > 1:
         # each worker process builds the app from the same arguments (uvicorn imports the

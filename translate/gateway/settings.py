@@ -170,6 +170,11 @@ class Settings:
     every model goes to the one upstream, renamed by `model_map`."""
     retry_wait_limit: float = 10.0
     """The most seconds one request spends waiting for `retry-after` across its hops."""
+    graceful_timeout: float = 300.0
+    """On SIGTERM or SIGINT, how long the streams in flight may run on (new requests are
+    refused, `/healthz` says `draining`); then each still open ends with its client format's
+    `overloaded` error, which the SDKs retry. Five minutes: reasoning models' answers run for
+    minutes, and a deploy waits no longer than this."""
     reasoning_key: bytes | None = field(default_factory=lambda: secrets.token_bytes(32),
                                         repr=False)
     """The key packed reasoning is sealed with (`translate.carry`, `translate.packed`): the
