@@ -346,9 +346,9 @@ MULTIPROCESS_DIR = "PROMETHEUS_MULTIPROC_DIR"
 and `/metrics` adds them up (`metrics.Metrics.exposition`)."""
 
 _WORKER_ARGV = _ENV + "WORKER_ARGV"
+"""How `--workers N` hands its arguments to the worker processes (each builds its own app)."""
 _WORKER_REASONING_KEY = _ENV + "WORKER_REASONING_KEY"
 """The parent's random reasoning key, for its workers (never logged)."""
-"""How `--workers N` hands its arguments to the worker processes (each builds its own app)."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
