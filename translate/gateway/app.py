@@ -31,6 +31,7 @@ ours, never a traceback, the upstream's URL or a key; the details go to the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
@@ -139,17 +140,38 @@ class Sent:
 class Gateway:
     """The gateway's state (its settings, its upstreams' client, its metrics) and its steps."""
 
-    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
-                 ) -> None:
+    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None,
+                 reload: Callable[[], Settings] | None = None) -> None:
         self.settings = settings
         self.upstreams = Upstreams(settings, transport)
         self.metrics = Metrics()
         self.drain = Drain(settings.graceful_timeout)
+        self._reload = reload
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        async with self.upstreams.running(), self.drain.on_signals():
+        async with self.upstreams.running(), self.drain.on_signals(
+                self.reload if self._reload is not None else None):
             yield
+
+    def reload(self) -> None:
+        """SIGHUP: read the configuration again (the flags' files: `--config`, the client keys
+        file) and serve by it from the next request on; requests in flight go on as they
+        were. A broken file is refused, and the old configuration keeps serving. The reasoning
+        key and the upstream connection pool stay (a restart changes them)."""
+        assert self._reload is not None
+        try:
+            settings = self._reload()
+        except (Exception, SystemExit) as exc:  # argparse reports a bad file by exiting
+            log.error("reload refused, the old configuration keeps serving: %s",
+                      exc if not isinstance(exc, SystemExit) else "see the error above")
+            return
+        self.settings = self.upstreams.settings = dataclasses.replace(
+            settings, reasoning_key=self.settings.reasoning_key)
+        self.drain.timeout = settings.graceful_timeout
+        log.warning("reloaded: %d upstream(s), %d route(s), %d client key(s)",
+                    len(settings.upstreams), len(settings.routes),
+                    len(settings.client_keys) + (settings.client_key is not None))
 
     async def handle(self, request: Request, endpoint: Endpoint) -> Response | EventStream:
         """One request, top to bottom; no exception reaches the client as a trace."""
@@ -399,11 +421,12 @@ class _Route:
         await response(scope, receive, send)
 
 
-def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None
-               ) -> Starlette:
+def create_app(settings: Settings, *, transport: httpx2.AsyncBaseTransport | None = None,
+               reload: Callable[[], Settings] | None = None) -> Starlette:
     """The gateway as an ASGI app (run it with uvicorn, or `stream-translate serve`).
-    `transport` replaces the network (tests, `--demo`)."""
-    gateway = Gateway(settings, transport)
+    `transport` replaces the network (tests, `--demo`); `reload` reads the configuration
+    again, for SIGHUP (`Gateway.reload`)."""
+    gateway = Gateway(settings, transport, reload)
     routes = [Route(e.path, _Route(gateway, e), methods=list(e.methods)) for e in ENDPOINTS]
     routes += [Route(path, gateway.health, methods=["GET"]) for path in ("/healthz", "/metrics")]
     middleware = [Middleware(  # a browser app the operator allowed: answer its preflights

@@ -54,9 +54,11 @@ class Drain:
         self._scopes: set[anyio.CancelScope] = set()
 
     @contextlib.asynccontextmanager
-    async def on_signals(self) -> AsyncIterator[None]:
+    async def on_signals(self, on_hangup: Callable[[], None] | None = None
+                         ) -> AsyncIterator[None]:
         """While the app runs: SIGTERM and SIGINT start the drain, after uvicorn's own
-        handler (which stops the server). Only in the main thread, where signals are."""
+        handler (which stops the server); SIGHUP calls `on_hangup` (a reload), when given.
+        Only in the main thread, where signals are."""
         self.expired = anyio.Event()
         loop = asyncio.get_running_loop()
         chained: dict[signal.Signals, Any] = {}
@@ -66,6 +68,10 @@ class Drain:
                 if callable(before):
                     chained[sig] = before
                     signal.signal(sig, functools.partial(self._signalled, loop, before))
+            if on_hangup is not None and hasattr(signal, "SIGHUP"):
+                chained[signal.SIGHUP] = signal.getsignal(signal.SIGHUP)
+                signal.signal(signal.SIGHUP,
+                              lambda signum, frame: loop.call_soon_threadsafe(on_hangup))
         try:
             yield
         finally:

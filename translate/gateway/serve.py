@@ -402,8 +402,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:  # the workers' metric files: ours to remove
             if made is not None:
                 shutil.rmtree(made, ignore_errors=True)
-    else:
-        uvicorn.run(create_app(settings, transport=transport), **options)
+    else:  # one process reloads in place on SIGHUP (under --workers, uvicorn replaces them)
+        def reload() -> Settings:
+            again = p.parse_args(argv)
+            return settings_from_args(again, p)
+
+        uvicorn.run(create_app(settings, transport=transport, reload=reload), **options)
     return 0
 
 
