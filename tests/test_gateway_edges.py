@@ -114,3 +114,24 @@ def test_the_readmes_curl_copies_and_runs() -> None:
                               capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
     assert "event: message_stop" in done.stdout
+
+
+def test_check_config_counts_right_names_every_unset_key_and_warns_of_unrouted_models(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.test_gateway_routes import _check
+
+    one = ('[upstreams.a]\nurl = "https://a.example/v1"\nformat = "chat"\n\n'
+           '[[routes]]\nmodel = "gpt-*"\nupstream = "a"\n')
+    code, out = _check(tmp_path, one, capsys, {})
+    assert code == 0, out
+    assert ": 1 upstream, 1 route" in out
+    assert 'warning: no route takes every model' in out
+    code, out = _check(tmp_path, one + '\n[[routes]]\nmodel = "*"\nupstream = "a"\n', capsys, {})
+    assert code == 0 and "warning" not in out and "1 upstream, 2 routes" in out
+    two = ('[upstreams.a]\nurl = "https://a.example/v1"\nformat = "chat"\nkey_env = "A_KEY"\n'
+           '[upstreams.b]\nurl = "https://b.example/v1"\nformat = "chat"\nkey_env = "B_KEY"\n'
+           '[[routes]]\nmodel = "*"\nupstream = "a"\n')
+    code, out = _check(tmp_path, two, capsys, {})
+    assert code == 2
+    assert "A_KEY" in out and "B_KEY" in out  # both, at once, each with its line
+    assert "gateway.toml:4:" in out and "gateway.toml:8:" in out

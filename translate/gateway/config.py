@@ -38,6 +38,7 @@ it. Every mistake (unknown key, wrong type, missing variable, a route to no upst
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import sys
 from collections.abc import Mapping
@@ -102,6 +103,7 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
     if not isinstance(tables, dict) or not tables:
         raise ConfigError(f"{path}: no [upstreams.NAME] table: name at least one upstream")
     upstreams = []
+    unset: list[ConfigError] = []  # every unset key variable, named at once
     for name, table in tables.items():
         where = ("upstreams", name)
         if not isinstance(table, dict):
@@ -116,8 +118,8 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
         if "key_env" in table:
             key = env.get(table["key_env"])
             if not key:
-                raise fail(where, "key_env", f"upstream {name!r}: the environment variable "
-                           f"{table['key_env']} (key_env) is not set")
+                unset.append(fail(where, "key_env", f"upstream {name!r}: the environment "
+                                  f"variable {table['key_env']} (key_env) is not set"))
         headers = table.get("headers", {})
         if not all(isinstance(v, str) for v in headers.values()):
             raise fail(where, "headers", f"upstream {name!r}: header values must be strings")
@@ -130,6 +132,8 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
                 _float(table.get("first_byte_timeout")), dict(headers)))
         except ValueError as exc:
             raise fail(where, "url", f"upstream {name!r}: {exc}") from None
+    if unset:
+        raise ConfigError("\n".join(str(error) for error in unset))
     routes = []
     items = data.get("routes", [])
     if not isinstance(items, list):
@@ -168,13 +172,18 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
 
 
 def route_table(config: Config) -> str:
-    """The routes as `--check-config` prints them: one line per route, hops in order."""
+    """The routes as `--check-config` prints them: one line per route, hops in order, and a
+    warning when no route takes every model (the others then get a 404)."""
     by_name = {upstream.name: upstream for upstream in config.upstreams}
     lines = []
     for route in config.routes:
         hops = [f"{hop.upstream} ({by_name[hop.upstream].format}"
                 f"{', as ' + hop.model if hop.model else ''})" for hop in route.hops]
         lines.append(f"{route.model:<24} -> " + " -> ".join(hops))
+    if config.routes and not any(fnmatch.fnmatchcase("\x00any model", route.model)
+                                 for route in config.routes):
+        lines.append('warning: no route takes every model: a model no glob matches gets a 404 '
+                     '(add a last route with model = "*" to send the others somewhere)')
     return "\n".join(lines)
 
 

@@ -358,8 +358,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     settings = settings_from_args(args, p)
     if args.check_config:
-        print(f"{args.config}: {len(settings.upstreams)} upstreams, {len(settings.routes)} "
-              "routes")
+        print(f"{args.config}: {_count(len(settings.upstreams), 'upstream')}, "
+              f"{_count(len(settings.routes), 'route')}")
         for upstream in settings.upstreams:
             print(f"  upstream {_described(upstream)}")
         print(route_table(Config(settings.upstreams, settings.routes)))
@@ -409,6 +409,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         uvicorn.run(create_app(settings, transport=transport, reload=reload), **options)
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 def server_stack() -> tuple[str, str]:
