@@ -57,8 +57,9 @@ class Access:
     """The client's format."""
     upstream: str
     """The upstream's name (its format, for the flags' one upstream), the last one tried."""
-    key: str = "-"
-    """The name of the client key presented (`-`: the gateway asks for none)."""
+    key: str | None = None
+    """The name of the client key presented; None when the gateway asks for none (`-` on the
+    text line, `null` in JSON, as every missing field)."""
     model: str | None = None
     upstream_model: str | None = None
     status: int = 0
@@ -104,7 +105,8 @@ class Access:
             model += f"->{fields['upstream_model']}"
         tokens = "-" if fields["input_tokens"] is None and fields["output_tokens"] is None \
             else f"{_n(fields['input_tokens'])}/{_n(fields['output_tokens'])}"
-        return (f"{self.method} {self.path} {self.client}->{self.upstream} key={self.key} "
+        return (f"{self.method} {self.path} {self.client}->{self.upstream} "
+                f"key={self.key or '-'} "
                 f"model={model} status={self.status} ttfb={fields['ttfb']:.3f}s "
                 f"duration={fields['duration']:.3f}s tokens={tokens} outcome={fields['outcome']}"
                 + (f" dropped={self.dropped}" if self.dropped else "")

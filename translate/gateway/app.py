@@ -208,13 +208,13 @@ class Gateway:
             log.warning("refused %s %s: %s", request.method, request.url.path, message)
             raise refuse(client, kind, message, status=status, what=what)
 
-    def identify(self, request: Request, client: RequestFormat) -> str:
-        """The name of the client key presented (`-`: the gateway asks for none)."""
+    def identify(self, request: Request, client: RequestFormat) -> str | None:
+        """The name of the client key presented (None: the gateway asks for none)."""
         name = client_name(self.settings, request.headers, request.query_params)
         if name is None:
             raise refuse(client, "authentication", "invalid or missing API key for this "
                          "gateway", what="auth")
-        return name
+        return None if name == "-" else name
 
     # -- a client API: read -> plan -> hops -> hop -> answer ------------------------------------
 
