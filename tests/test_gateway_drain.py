@@ -84,13 +84,13 @@ def test_sigterm_drains_the_streams_in_flight(workers: int) -> None:
             assert "first" in short and "first" in long, "the streams did not start"
             process.send_signal(signal.SIGTERM)
             sent = time.monotonic()
-            time.sleep(0.3)
-            if workers == 1:  # a new request: the server no longer takes it (under --workers
-                # the shared socket may still hand it to a worker: see the closing note)
-                with pytest.raises(httpx.HTTPError):
-                    httpx.post(url + "/v1/messages", timeout=5, json={
-                        "model": "m", "max_tokens": 9, "messages": [{"role": "user",
-                                                                     "content": "late"}]})
+            # uvicorn's supervisor reads signals every 0.5 s and then signals its workers: a
+            # request before that is one before the shutdown
+            time.sleep(0.3 if workers == 1 else 0.8)
+            with pytest.raises(httpx.HTTPError):  # a new request: no longer taken
+                httpx.post(url + "/v1/messages", timeout=5, json={
+                    "model": "m", "max_tokens": 9, "messages": [{"role": "user",
+                                                                 "content": "late"}]})
             out, _ = process.communicate(timeout=GRACE + 15)
             gone = time.monotonic() - sent
             for reader in readers:
@@ -110,5 +110,5 @@ def test_sigterm_drains_the_streams_in_flight(workers: int) -> None:
     assert "Traceback" not in text and "CancelledError" not in text, text
     lines = [line for line in text.splitlines() if "translate.gateway.access" in line]
     outcomes = sorted(line.rsplit("outcome=", 1)[1].split()[0] for line in lines
-                      if "POST /v1/messages" in line and "status=200" in line)
+                      if "POST /v1/messages" in line)
     assert outcomes == ["complete", "shutdown"], text
