@@ -448,3 +448,12 @@ def test_a_tool_result_in_a_run_of_chat_tool_messages_is_named_at_its_message() 
     assert [p.kind for p in turn.parts] == ["tool_result"] * 3  # one turn of three messages
     assert [ctx.part("unused", turn, k) for k in range(3)] == [
         "messages[2]", "messages[3]", "messages[4]"]
+
+
+def test_every_uncarried_detail_is_of_a_field_its_target_has_no_place_for() -> None:
+    """`refuse_uncarried` walks `REQUEST_FIELDS`; its details (`UNCARRIED`) name only cells
+    the table says are empty, so the two cannot drift apart."""
+    from translate.neutral import UNCARRIED
+
+    for attr, target in UNCARRIED:
+        assert translate.request.REQUEST_FIELDS[attr][target] is None, (attr, target)

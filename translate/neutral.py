@@ -42,6 +42,7 @@ __all__ = [
     "STEERING",
     "TOOL_CHOICE",
     "TOOL_KINDS",
+    "UNCARRIED",
     "URL_FIELDS",
     "Cache",
     "ClientTool",
@@ -75,6 +76,7 @@ __all__ = [
     "json_text",
     "namespaced",
     "read_texts",
+    "refuse_uncarried",
     "valid_id",
     "valid_name",
 ]
@@ -703,6 +705,57 @@ REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
 """Each `Request` field and where each format keeps it; None: the format has no place for it,
 so a request setting it is refused there (dropped and reported when lenient). `n` of 1 and
 `store` false are carried everywhere (they are the defaults)."""
+
+UNCARRIED: dict[tuple[str, RequestFormat], str] = {
+    ("n", "messages"): "messages gives one answer",
+    ("n", "responses"): "responses gives one answer",
+    ("store", "messages"): "messages stores nothing",
+    ("store", "gemini"): "gemini stores nothing",
+    ("seed", "responses"): "responses has no seed",
+    ("stop", "responses"): "responses has no stop sequences",
+    ("previous_response_id", "chat"): "chat has no stored responses",
+    ("parallel_tool_calls", "gemini"): "Gemini cannot be kept to one call a turn",
+    ("metadata", "messages"): "messages metadata holds only user_id",
+    ("top_k", "chat"): "OpenAI has no top-k sampling",
+    ("top_k", "responses"): "OpenAI has no top-k sampling",
+}
+"""Why a target has no place for a field (`REQUEST_FIELDS`' None), where the field's name does
+not say it all: the detail of its refusal (`refuse_uncarried`)."""
+
+_ASKED: dict[str, Callable[[Any], bool]] = {
+    "n": lambda value: value not in (None, 1),
+    "logprobs": bool,
+    "store": bool,
+    "metadata": bool,
+    "parallel_tool_calls": lambda value: value is False,
+}
+"""When a field counts as asked for (default: not None): `n` 1, `store` false or
+`parallel_tool_calls` true ask for what every target does anyway."""
+
+
+def refuse_uncarried(req: Request, ctx: RequestContext) -> None:
+    """The one walk over `REQUEST_FIELDS` for the target: every field the client asked for
+    that the target has no place for (its column None) is refused, or dropped and reported
+    (`RequestContext.refuse`: a `STEERING` field, or lenient mode). The writers write what the
+    target carries; this decides the rest."""
+    target = ctx.target
+    for attr, where in REQUEST_FIELDS.items():
+        if where[target] is not None:
+            continue
+        value = getattr(req, attr)
+        if not _ASKED.get(attr, _is_set)(value):
+            continue
+        if attr == "openai":  # the shared OpenAI fields, each by its own name
+            for key in value:
+                ctx.refuse(key)
+            continue
+        ctx.refuse(ctx.name(attr), UNCARRIED.get((attr, target)),
+                   what="parallel_tool_calls" if attr == "parallel_tool_calls" else None)
+
+
+def _is_set(value: Any) -> bool:
+    return value is not None
+
 
 CONTENT: dict[str, dict[RequestFormat, str | None]] = {
     "Text": {"chat": "string content or `text` part", "responses": "`input_text` part "

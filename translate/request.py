@@ -93,6 +93,7 @@ from .neutral import (
     json_text,
     namespaced,
     read_texts,
+    refuse_uncarried,
     valid_id,
     valid_name,
 )
@@ -225,6 +226,7 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
                          reasoning_key=reasoning_key)
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
+    refuse_uncarried(request, ctx)  # what the target has no place for (`REQUEST_FIELDS`)
     choice = request.tool_choice
     if choice is not None and choice.mode == "tool" and choice.name in ctx.dropped_tools:
         # the client forces a tool the upstream cannot run: the answer it expects is that call

@@ -111,8 +111,6 @@ def write_common(req: Request, ctx: RequestContext, body: dict[str, Any]) -> Non
         body["temperature"] = req.temperature
     if req.top_p is not None:
         body["top_p"] = req.top_p
-    if req.top_k is not None:
-        ctx.refuse(ctx.name("top_k"), "OpenAI has no top-k sampling")
     if req.metadata is not None:
         body["metadata"] = dict(req.metadata)
     if req.user is not None:

@@ -648,8 +648,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
             body[attr] = value
     if req.logprobs is not None:
         body["logprobs"] = req.logprobs
-    if req.previous_response_id is not None:
-        ctx.refuse("previous_response_id", "chat has no stored responses")
     if req.stream:
         body["stream"] = True
         include = req.include_usage if req.include_usage is not None else True

@@ -899,9 +899,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         if req.tool_choice.mode == "tool":
             fcc["allowedFunctionNames"] = [ctx.names[req.tool_choice.name or ""]]
         body["toolConfig"] = {"functionCallingConfig": fcc}
-    if req.parallel_tool_calls is False:
-        ctx.refuse(ctx.name("parallel_tool_calls"), "Gemini cannot be kept to one call a turn",
-                   what="parallel_tool_calls")
     config: dict[str, Any] = {}
     for attr, key in (("max_tokens", "maxOutputTokens"), ("temperature", "temperature"),
                       ("top_p", "topP"), ("top_k", "topK"), ("n", "candidateCount"),
@@ -924,13 +921,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     thinking = _write_reasoning(req, ctx)
     if thinking is not None:
         config["thinkingConfig"] = thinking
-    for attr in ("verbosity", "metadata", "user", "previous_response_id"):
-        if getattr(req, attr) is not None:
-            ctx.refuse(ctx.name(attr))
-    if req.store:
-        ctx.refuse(ctx.name("store"), "gemini stores nothing")
-    for key in req.openai or ():
-        ctx.refuse(key)
     for beta in req.betas:
         ctx.lose("beta", f"anthropic-beta {beta!r}")
     if req.extra:

@@ -753,19 +753,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
                 "type": "json_schema", "schema": dict(out_format.schema or {})}
     if req.user is not None:
         body["metadata"] = {"user_id": req.user}
-    if req.metadata:
-        ctx.refuse(ctx.name("metadata"), "messages metadata holds only user_id")
-    for attr in ("seed", "top_logprobs", "previous_response_id", "verbosity"):
-        if getattr(req, attr) is not None:
-            ctx.refuse(ctx.name(attr))
-    if req.logprobs:
-        ctx.refuse(ctx.name("logprobs"))
-    if req.n not in (None, 1):
-        ctx.refuse(ctx.name("n"), "messages gives one answer")
-    if req.store:
-        ctx.refuse(ctx.name("store"), "messages stores nothing")
-    for key in req.openai or ():
-        ctx.refuse(key)
     if req.stream:
         body["stream"] = True
     if req.extra:

@@ -826,8 +826,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["tool_choice"] = choice
     if req.max_tokens is not None:
         body["max_output_tokens"] = req.max_tokens
-    if req.stop is not None:
-        ctx.refuse(ctx.name("stop"), "responses has no stop sequences")
     if req.reasoning is not None:
         reasoning: dict[str, Any] = {}
         effort = write_effort(req.reasoning, ctx)
@@ -860,10 +858,6 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     write_common(req, ctx, body)
     if req.logprobs:
         body["include"] = [LOGPROBS_INCLUDE]
-    if req.seed is not None:
-        ctx.refuse(ctx.name("seed"), "responses has no seed")
-    if req.n not in (None, 1):
-        ctx.refuse(ctx.name("n"), "responses gives one answer")
     if req.previous_response_id is not None:
         body["previous_response_id"] = req.previous_response_id
     if req.store is None and req.origin != "responses":
