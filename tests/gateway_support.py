@@ -14,6 +14,7 @@ import contextlib
 import json
 import re
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -231,3 +232,19 @@ def gateway_for(upstream: FakeUpstream, upstream_format: str, **settings: Any
     url = settings.pop("upstream_url", url)
     return running_gateway(Settings(upstream_url=url, upstream_format=upstream_format,
                                     **settings))
+
+
+def wait_healthy(url: str, process: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    """Until the `serve` process at `url` answers `/healthz` (it fails if the process ends
+    or `seconds` pass first)."""
+    import httpx
+
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and process.poll() is None, "no gateway"
+        time.sleep(0.1)

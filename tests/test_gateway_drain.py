@@ -22,7 +22,7 @@ httpx = pytest.importorskip("httpx")
 anthropic = pytest.importorskip("anthropic")
 
 from tests.conftest import encode_events  # noqa: E402
-from tests.gateway_support import FakeUpstream, Script, Served  # noqa: E402
+from tests.gateway_support import FakeUpstream, Script, Served, wait_healthy  # noqa: E402
 from tests.test_gateway_security import _free_port, chat_events  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,21 +64,14 @@ def test_sigterm_drains_the_streams_in_flight(workers: int) -> None:
             env={k: v for k, v in os.environ.items() if k != "PROMETHEUS_MULTIPROC_DIR"},
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                assert time.monotonic() < deadline and process.poll() is None, "no gateway"
-                time.sleep(0.1)
+            wait_healthy(url, process)
             short: dict[str, Any] = {}
             long: dict[str, Any] = {}
             readers = [threading.Thread(target=_read, args=(url, "short one", short)),
                        threading.Thread(target=_read, args=(url, "the long one", long))]
             for reader in readers:
                 reader.start()
+            deadline = time.monotonic() + 30
             while not ("first" in short and "first" in long) and time.monotonic() < deadline:
                 time.sleep(0.02)
             assert "first" in short and "first" in long, "the streams did not start"

@@ -12,7 +12,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
+from tests.gateway_support import wait_healthy  # noqa: E402
 from tests.test_gateway_security import _free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -40,15 +40,7 @@ def _serve(*flags: str, env: dict[str, str] | None = None
     url = f"http://127.0.0.1:{port}"
     lines: list[str] = []
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, "no gateway"
-            time.sleep(0.1)
+        wait_healthy(url, process)
         yield url, lines
     finally:
         process.send_signal(signal.SIGINT)

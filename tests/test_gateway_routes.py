@@ -22,7 +22,7 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
 from tests.conftest import encode_events  # noqa: E402
-from tests.gateway_support import FakeUpstream, Script, Served, running_gateway  # noqa: E402
+from tests.gateway_support import FakeUpstream, Script, Served, running_gateway, wait_healthy  # noqa: E402
 from tests.test_gateway_security import chat_events, chat_text  # noqa: E402
 from translate.gateway import Settings, serve  # noqa: E402
 from translate.gateway.config import ConfigError, load_config  # noqa: E402
@@ -271,15 +271,7 @@ def test_workers_serve_one_port_and_metrics_add_up_across_them(tmp_path: Path) -
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, "no gateway"
-            time.sleep(0.1)
+        wait_healthy(url, process)
         statuses = [httpx.post(url + "/v1/chat/completions", timeout=10, json={
             "model": "m", "messages": [{"role": "user", "content": "hi"}]}).status_code
             for _ in range(12)]
