@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+import translate
 from tests.conftest import stream_params
 from tests.reasoning_home import (
     FORMATS,
@@ -295,3 +296,25 @@ def test_carrying_changes_nothing_between_equal_formats_nor_without_reasoning(
                                    id_factory=counting_id_factory(), clock=lambda: FIXED_TIME))
         if target == fmt or not reasoning:
             assert carried == plain, target
+
+
+@pytest.mark.parametrize("upstream", ["messages", "responses", "gemini", "chat"])
+@pytest.mark.parametrize("client", ["messages", "responses", "gemini", "chat"])
+def test_a_final_object_carries_the_reasoning_home_too(client: str, upstream: str) -> None:
+    """`stream: false` (`convert_object`): the same packing as a stream, read back by the
+    client's official SDK from the final object and echoed, restores the same reasoning."""
+    if client == upstream:
+        return
+    final = translate.collect([answer(upstream, "parallel")], source=upstream)
+    obj = translate.convert_object(final, source=upstream, target=client,
+                                   carry_reasoning=True, reasoning_key=KEY)
+    stream = b"".join(translate.replay(obj, source=client, target=client))  # as a stream
+    body = next_request(client, echo(client, stream))
+    conv = convert_request(body, source=client, target=upstream, reasoning_key=KEY,
+                           **_url(client))
+    expected, issued = _issued(upstream, "parallel")
+    got = reasoning_of(upstream, conv.body)
+    if upstream == "gemini":
+        got = [(kind, sig) for kind, sig in got if kind != "thought"]
+    assert got == expected
+    assert UPSTREAM_RULES[upstream](conv.body, issued) is None
