@@ -52,6 +52,7 @@ from starlette.types import Receive, Scope, Send
 from ..errors import RequestError, TranslateError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, error_for, request_id_headers
+from ..packed import PREFIX
 from ..request import RequestConversion, RequestFormat, convert_request
 from .access import Access
 from .answers import final_object, model_list, models_client, stream
@@ -122,6 +123,10 @@ class Call:
     """The client's model: the body's, or a Gemini client's URL's."""
     url_stream: bool | None
     """A Gemini client's choice to stream, from its URL (None for the others: in the body)."""
+    packed: bool = False
+    """The body holds what looks like packed reasoning (`translate.packed.PREFIX`): even to an
+    upstream of the client's own format it goes through request conversion, which restores
+    or drops it, and never passes it on as the upstream's own proof."""
 
 
 @dataclass(frozen=True)
@@ -226,9 +231,9 @@ class Gateway:
     async def read(self, request: Request, client: RequestFormat) -> Call:
         """The client's JSON body, and a Gemini client's model and method (in its URL)."""
         url_model, url_stream = _gemini_call(request) if client == "gemini" else (None, None)
-        body = await _read_json(request, client, self.settings.max_body_bytes)
+        body, packed = await _read_json(request, client, self.settings.max_body_bytes)
         model = url_model if client == "gemini" else body.get("model")
-        return Call(body, model if isinstance(model, str) else None, url_stream)
+        return Call(body, model if isinstance(model, str) else None, url_stream, packed)
 
     def plan(self, call: Call, client: RequestFormat, access: Access
              ) -> list[tuple[Upstream, str | None]]:
@@ -315,7 +320,7 @@ class Gateway:
         body = call.body
         if client != "gemini" and up_model is not None:
             body = {**body, "model": up_model}
-        if client == upstream.format:
+        if client == upstream.format and not call.packed:
             streaming = call.url_stream if call.url_stream is not None else \
                 body.get("stream") is True
             return body, streaming, None, up_model
@@ -371,7 +376,7 @@ class Gateway:
             raise refuse("messages", "not_found", "count_tokens is not available: the "
                          f"upstream speaks {default.format}, which has no token counting "
                          "endpoint")
-        body = await _read_json(request, "messages", self.settings.max_body_bytes)
+        body, _ = await _read_json(request, "messages", self.settings.max_body_bytes)
         if isinstance(body.get("model"), str):
             body = {**body, "model": self.settings.upstream_model(body["model"])}
         raw = await self.upstreams.fetch(
@@ -453,9 +458,11 @@ def _no_constants(name: str) -> NoReturn:
     raise ValueError(f"{name} is not JSON")
 
 
-async def _read_json(request: Request, target: RequestFormat, limit: int) -> dict[str, Any]:
+async def _read_json(request: Request, target: RequestFormat, limit: int
+                     ) -> tuple[dict[str, Any], bool]:
     """The client's JSON object: at most `limit` bytes (else 413), strict JSON (no NaN or
-    Infinity, which no API accepts and httpx cannot send), nesting Python can parse."""
+    Infinity, which no API accepts and httpx cannot send), nesting Python can parse; and
+    whether it holds what looks like packed reasoning (a byte search, `Call.packed`)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(target, limit)
@@ -466,13 +473,18 @@ async def _read_json(request: Request, target: RequestFormat, limit: int) -> dic
         if size > limit:
             raise _too_large(target, limit)
         parts.append(chunk)
+    raw = b"".join(parts)
     try:
-        body = json.loads(b"".join(parts), parse_constant=_no_constants)
+        body = json.loads(raw, parse_constant=_no_constants)
     except (ValueError, RecursionError):
         raise refuse(target, "invalid_request", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise refuse(target, "invalid_request", "the request body must be a JSON object")
-    return body
+    return body, _PACKED in raw
+
+
+_PACKED = f'"{PREFIX}'.encode()
+"""How a packed reasoning value starts in JSON text (a string beginning with `PREFIX`)."""
 
 
 def _gemini_call(request: Request) -> tuple[str, bool]:
