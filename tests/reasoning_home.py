@@ -43,10 +43,11 @@ __all__ = ["FORMATS", "SCENARIOS", "SIGNATURES", "UPSTREAM_RULES", "answer", "ec
            "next_request", "reasoning_of"]
 
 FORMATS = ("chat", "responses", "messages", "gemini")
-SCENARIOS = ("parallel", "several", "redacted", "text")
+SCENARIOS = ("parallel", "several", "redacted", "text", "narrated")
 """`parallel`: one reasoning block, then two tool calls; `several`: two reasoning blocks (two
 items, two signed thoughts), then a call; `redacted`: a redacted or signature-only block among
-them; `text`: reasoning, then a text answer without tool calls."""
+them; `text`: reasoning, then a text answer without tool calls; `narrated`: reasoning, text
+("I'll read a.txt."), then a call (Gemini signs the call, not the text)."""
 
 SIGNATURES = {"messages": ("anthropic-claude-v1", "EqQBCkgIARABGAIi"),
               "responses": ("openai-responses-v1", "gAAAAABpZ2Vu"),
@@ -114,6 +115,14 @@ def answer(upstream: str, scenario: str) -> bytes:
             index += 1
         call(0)
         call(1)
+    elif scenario == "narrated":
+        thought("One file: say so, then read it.", 1, item="rs_1", signed=not gemini)
+        events.extend([BlockStart(index=index, kind="text"),
+                       TextDelta(index=index, text="I'll read a.txt."), BlockEnd(index=index)])
+        index += 1
+        if gemini:
+            redacted(2)
+        call(0)
     else:
         thought("Two files: read both at once." if scenario == "parallel"
                 else "The user only says hello.", 1, item="rs_1", signed=not gemini)

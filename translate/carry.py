@@ -11,7 +11,7 @@ needs back in its own request form (`translate.packed.Packed.pieces`):
 | messages | each `thinking` block (text and `signature`), each `redacted_thinking` |
 | responses | each `reasoning` item (`id`, `summary`, `encrypted_content`) |
 | gemini | each `thoughtSignature` (a signed thought part, or the signature of the part after) |
-| chat | each turn's `reasoning_content` |
+| chat | each turn's reasoning, in its dialect's field (`reasoning_content`, `reasoning`) |
 
 and rides it out in the client's field (`RIDES`):
 
@@ -68,7 +68,8 @@ NEEDS: dict[str, str] = {
                  "function calls (the request asks for `reasoning.encrypted_content`)",
     "gemini": "each `thoughtSignature` on the part that carried it (a signed thought part, or "
               "the part after the signature: the first function call, usually)",
-    "chat": "the turn's `reasoning_content` on the assistant message with the tool calls",
+    "chat": "the turn's reasoning on the assistant message with the tool calls, in its "
+            "dialect's field (`reasoning_content`, DeepSeek's; `reasoning`, Groq's)",
 }
 """What each upstream format needs back, in its own request form (`Packed.pieces`)."""
 
@@ -280,8 +281,10 @@ class Carrier:
         text = "".join(thought.text)
         signature = thought.signature.signature if thought.signature is not None else None
         source = self.source
-        if source == "chat":
-            return [{"reasoning_content": text}] if text else []
+        if source == "chat":  # in the dialect's own field (Groq refuses reasoning_content)
+            dialect = (thought.start.raw or {}).get("chat_dialect")
+            key = "reasoning_content" if dialect == "reasoning_content" else "reasoning"
+            return [{key: text}] if text else []
         if source == "messages":
             if signature is None:
                 return []  # Anthropic refuses unsigned thinking: nothing to bring back

@@ -261,6 +261,8 @@ def convert_object(obj: dict[str, Any], *, source: Format, target: Format,
     dec = decoder_class(source)
     losses = as_report(report)
     accumulator, dec_options = _accumulator(target, losses, options, dec)
+    if carry and not key and carries(source, target):
+        raise ValueError("carry_reasoning needs a reasoning_key")
     carrier = Carrier(source, target, key, losses) if carry and carries(source, target) \
         else None
     for event in replay_events(obj, source=source, chunk_size=None, report=losses,

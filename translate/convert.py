@@ -224,6 +224,9 @@ class Converter:
         """The decoder and the failure policy (`on_error`, `outcome`, truncation)."""
         self.encoder: Encoder = enc_cls(report=self.report, **enc_options)
         if carry_reasoning and carries(source, target):
+            if not reasoning_key:
+                raise ValueError("carry_reasoning needs a reasoning_key (the secret that seals "
+                                 "the reasoning, and opens it in convert_request)")
             carry_into(self.encoder, source, reasoning_key)
         if tool_names:
             self.encoder = ToolNames(self.encoder, tool_names)

@@ -977,7 +977,7 @@ class RequestContext:
     and the renames. Readers and writers call `refuse` for what the other side cannot carry
     and `lose` for what is dropped in both modes (`REPORTED_LOSSES`)."""
 
-    __slots__ = ("_names", "_turns", "body", "client_tools", "default_max_tokens",
+    __slots__ = ("_names", "_restored", "_turns", "body", "client_tools", "default_max_tokens",
                  "dropped_tools", "headers", "ids", "lenient", "locate", "model", "names",
                  "reasoning_key", "report", "source", "stream", "strict", "target",
                  "tool_names")
@@ -986,9 +986,11 @@ class RequestContext:
                  strict: bool = False, default_max_tokens: int = DEFAULT_MAX_TOKENS,
                  body: Mapping[str, Any] = _EMPTY, locate: Locate | None = None,
                  model: str | None = None, stream: bool | None = None,
-                 reasoning_key: bytes = b"") -> None:
+                 reasoning_key: bytes | None = None) -> None:
         self.reasoning_key = reasoning_key
-        """The key packed reasoning values are sealed with (`restore`)."""
+        """The key packed reasoning values are sealed with (`restore`); None: none is
+        opened."""
+        self._restored = 0  # bytes of packed reasoning opened so far (`RESTORE_BUDGET`)
         self.model = model
         """The model, for a source that keeps it in the URL (gemini), else None."""
         self.stream = stream
@@ -1029,11 +1031,20 @@ class RequestContext:
         shape): dropped and reported (`reasoning`), never passed on as anything else."""
         if not is_packed(value):
             return None
+        if self.reasoning_key is None:
+            self.lose("reasoning", f"{path}: a packed reasoning value, and no key to open it "
+                      "(reasoning_key): dropped")
+            return ()
         try:
             packed = unpack(value, self.reasoning_key)
         except PackedError as exc:
             self.lose("reasoning", f"{path}: a packed reasoning value that does not open "
                       f"({exc}): dropped")
+            return ()
+        self._restored += packed.size
+        if self._restored > RESTORE_BUDGET:
+            self.lose("reasoning", f"{path}: packed reasoning past the request's budget of "
+                      f"{RESTORE_BUDGET} bytes: dropped")
             return ()
         if packed.format != self.target:
             self.lose("reasoning", f"{path}: {packed.format} reasoning, which only a "
@@ -1056,7 +1067,7 @@ class RequestContext:
         if not is_packed(value):
             return value
         try:
-            inner = unpack(value, self.reasoning_key).call_id
+            inner = unpack(value, self.reasoning_key).call_id if self.reasoning_key else None
         except PackedError:
             inner = None
         return inner or "call_" + hashlib.sha256(value.encode()).hexdigest()[:24]
@@ -1251,6 +1262,12 @@ def _leaf(path: str) -> str:
 # -- the public entry point -------------------------------------------------------------------
 
 
+RESTORE_BUDGET = 8 * 1024 * 1024
+"""The most bytes of packed reasoning one request may open (each value inflates to at most
+`packed.MAX_JSON`): a history that repeats a value cannot make the gateway build a huge
+upstream body."""
+
+
 def _strings(piece: Mapping[str, Any], keys: Mapping[str, Any]) -> bool:
     """Whether `piece` has only `keys`, each of the type it maps to."""
     return all(key in keys and type(value) is keys[key] for key, value in piece.items())
@@ -1266,13 +1283,15 @@ _PIECE_SHAPES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "messages": lambda p: (p.get("type") == "thinking" and _strings(
         p, {"type": str, "thinking": str, "signature": str}) and "signature" in p) or (
         p.get("type") == "redacted_thinking" and _strings(p, {"type": str, "data": str})),
-    "responses": lambda p: p.get("type") == "reasoning" and _strings(
-        p, {"type": str, "id": str, "summary": list, "content": list,
-            "encrypted_content": str}) and _texts(p.get("summary"), "summary_text")
+    "responses": lambda p: p.get("type") == "reasoning" and "encrypted_content" in p
+        and _strings(p, {"type": str, "id": str, "summary": list, "content": list,
+                         "encrypted_content": str})
+        and _texts(p.get("summary"), "summary_text")
         and _texts(p.get("content", []), "reasoning_text"),
-    "gemini": lambda p: "thoughtSignature" in p and _strings(
-        p, {"thoughtSignature": str, "text": str, "thought": bool}),
-    "chat": lambda p: _strings(p, {"reasoning_content": str}) and "reasoning_content" in p,
+    "gemini": lambda p: (set(p) == {"thoughtSignature"} or (
+        set(p) == {"text", "thought", "thoughtSignature"} and p["thought"] is True))
+        and _strings(p, {"thoughtSignature": str, "text": str, "thought": bool}),
+    "chat": lambda p: len(p) == 1 and _strings(p, {"reasoning_content": str, "reasoning": str}),
 }
 """What a restored piece of each format may be (`RequestContext.restore`): the shapes
 `translate.carry` packs, and nothing else, so that even a value sealed with a known key (the

@@ -31,7 +31,7 @@ import hmac
 import zlib
 from base64 import b64decode, b64encode, urlsafe_b64decode, urlsafe_b64encode
 from binascii import Error as Base64Error
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic_core import from_json, to_json
@@ -77,6 +77,9 @@ class Packed:
     part, or `{"thoughtSignature"}` for the part after it), chat `{"reasoning_content"}`."""
     call_id: str | None = None
     """The tool call id the value rides on in place of (a chat client's `tool_calls[].id`)."""
+    size: int = field(default=0, compare=False)
+    """How many bytes its body inflated to (`unpack`; a request's budget counts them). Not
+    part of its value."""
 
 
 def _mac(key: bytes, body: bytes) -> bytes:
@@ -84,7 +87,10 @@ def _mac(key: bytes, body: bytes) -> bytes:
 
 
 def seal(packed: Packed, key: bytes, form: Form) -> str | None:
-    """The text of `packed`, or None when it would be longer than `MAX_TEXT`."""
+    """The text of `packed`, or None when it would be longer than `MAX_TEXT`. `key` must not
+    be empty: a value anyone can seal proves nothing."""
+    if not key:
+        raise ValueError("a packed reasoning value needs a key")
     data: dict[str, Any] = {"f": packed.format, "p": list(packed.pieces)}
     if packed.call_id is not None:
         data["i"] = packed.call_id
@@ -105,6 +111,8 @@ def is_packed(value: Any) -> bool:
 def unpack(text: str, key: bytes) -> Packed:
     """Open a packed value sealed with `key`; `PackedError` when it is not a whole, authentic
     value of this version."""
+    if not key:
+        raise ValueError("a packed reasoning value needs a key")
     if len(text) > MAX_TEXT:
         raise PackedError(f"longer than {MAX_TEXT} characters")
     padded = text + "=" * (-len(text) % 4)
@@ -139,4 +147,4 @@ def unpack(text: str, key: bytes) -> Packed:
             or not all(type(piece) is dict for piece in value["p"]) \
             or not isinstance(value.get("i", ""), str):
         raise PackedError("a body of the wrong shape")
-    return Packed(value["f"], tuple(value["p"]), value.get("i"))
+    return Packed(value["f"], tuple(value["p"]), value.get("i"), len(data))

@@ -197,7 +197,8 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
                     lenient: bool = False, strict: bool = False,
                     headers: Mapping[str, str] | None = None,
                     default_max_tokens: int = DEFAULT_MAX_TOKENS, model: str | None = None,
-                    stream: bool | None = None, reasoning_key: bytes = b"") -> RequestConversion:
+                    stream: bool | None = None, reasoning_key: bytes | None = None
+                    ) -> RequestConversion:
     """Translate a request body of `source` format into a request body of `target` format.
 
     Raises `RequestError` for a field the target cannot carry (naming its path and the

@@ -331,7 +331,7 @@ class Gateway:
                 strict=settings.strict, headers={k: v for k, v in request.headers.items()
                                                  if k in ("anthropic-version", "anthropic-beta")},
                 model=up_model if client == "gemini" else None, stream=call.url_stream,
-                reasoning_key=settings.reasoning_key or b"")
+                reasoning_key=settings.reasoning_key)
         except RequestError as exc:
             log.info("request %s -> %s refused at %s: %s", client, upstream.format,
                      exc.field or "body", exc.reason)

@@ -151,8 +151,11 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
         call_id = call["id"]
         restored = ctx.restore(call_id, f"{path}.tool_calls[{i}].id")
         if restored is not None:  # reasoning rode home in the id (`translate.carry`):
-            parts[lead:lead] = restored  # it opens the turn, as the upstream wrote it
-            lead += len(restored)
+            if ctx.target == "gemini":  # a signature proves the part after it: the call
+                parts.extend(restored)
+            else:  # it opens the turn, as the upstream wrote it
+                parts[lead:lead] = restored
+                lead += len(restored)
             home = True
             call_id = ctx.call_id(call_id)
         parts.append(ToolCall(call_id, name, args))
@@ -510,7 +513,7 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
     texts: list[dict[str, Any]] = []
     refusals: list[str] = []
     calls: list[Any] = []
-    reasoning: list[str] = []
+    reasoning: dict[str, list[str]] = {}  # dialect field -> texts come home
     for i, part in enumerate(msg.parts):
         if part.kind == "text":
             if part.cache is None and not part.extra:
@@ -531,7 +534,8 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
         elif part.kind == "opaque":
             raw = ctx.opaque(ctx.part(path, msg, i), part)
             if raw is not None and part.reasoning:  # restored (`RequestContext.restore`)
-                reasoning.append(raw["reasoning_content"])
+                for key, text in raw.items():
+                    reasoning.setdefault(key, []).append(text)
             elif raw is not None:
                 calls.append(raw)  # a chat custom tool call
         else:
@@ -547,8 +551,8 @@ def _write_assistant(msg: Message, ctx: RequestContext, path: str) -> dict[str, 
         out["refusal"] = "".join(refusals)
     if calls:
         out["tool_calls"] = calls
-    if reasoning:  # the upstream's own reasoning, come home (DeepSeek refuses a turn without)
-        out["reasoning_content"] = "".join(reasoning)
+    for key, pieces in reasoning.items():  # the upstream's own reasoning, in its own field
+        out[key] = "".join(pieces)  # (DeepSeek refuses a tool-call turn without it)
     if msg.extra:
         ctx.extra(path, msg.extra, out, _BOOKKEEPING)
     if len(out) == 1:

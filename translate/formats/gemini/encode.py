@@ -190,7 +190,9 @@ class GeminiEncoder(Machine[_State], Encoder):
         if self._signature is None and not self._usage_due:
             return frame(None, b'{"candidates":[{"content":{"parts":[{"text":'
                          + to_json(event.text) + b',"thought":true}' + self._envelope)
-        return self._chunk([{"text": event.text, "thought": True}])
+        # a pending signature proves a part that is not a thought: it stands alone (clients
+        # drop thought parts from their history, and the signature with them)
+        return self._flush_signature() + self._chunk([{"text": event.text, "thought": True}])
 
     def _write_signature_delta(self, event: SignatureDelta) -> bytes:
         self._check_block(event)

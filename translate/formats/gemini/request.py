@@ -294,7 +294,11 @@ def _content(content: Any, ctx: RequestContext, i: int,
         path = f"contents[{i}].parts[{j}]"
         signature = part.get("thoughtSignature")
         if part.get("thought") is True or "partMetadata" in part:
-            parts.append(Opaque(origin="gemini", raw=part, reasoning=True))
+            restored = ctx.restore(signature, f"{path}.thoughtSignature")
+            if restored is not None:  # another upstream's reasoning (`translate.carry`)
+                parts.extend(restored)
+            else:
+                parts.append(Opaque(origin="gemini", raw=part, reasoning=True))
             continue
         if signature is not None:
             if type(signature) is not str:

@@ -798,6 +798,16 @@ def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | 
     return ctx.opaque(path, tool)
 
 
+def _reasons(req: Request) -> bool:
+    """Whether the request asks for reasoning, or brings a reasoning item of ours home."""
+    r = req.reasoning
+    if r is not None and r.mode != "disabled" and r.effort != "none" and (
+            r.mode is not None or r.effort is not None or r.budget_tokens is not None):
+        return True
+    return any(part.kind == "opaque" and part.origin == "responses" and part.reasoning
+               for msg in req.messages for part in msg.parts)
+
+
 def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
     """A neutral `Request` as a responses request body."""
     items: list[Any] = []
@@ -862,8 +872,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["previous_response_id"] = req.previous_response_id
     if req.store is None and req.origin != "responses":
         body["store"] = False  # the source API is stateless: store nothing by default
-    if body.get("store") is False and not ctx.same:
-        # reasoning that comes home must be replayable (`translate.carry`)
+    if body.get("store") is False and not ctx.same and _reasons(req):
+        # reasoning that comes home must be replayable (`translate.carry`); only where the
+        # request reasons (OpenAI refuses the include for a model that does not)
         include = body.setdefault("include", [])
         if ENCRYPTED_INCLUDE not in include:
             include.append(ENCRYPTED_INCLUDE)
