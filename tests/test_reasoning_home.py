@@ -431,3 +431,13 @@ def test_a_gemini_client_never_gets_a_signature_on_a_thought_part() -> None:
              for p in c.get("content", {}).get("parts", [])]
     assert not [p for p in parts if p.get("thought") and "thoughtSignature" in p]
     assert sum("thoughtSignature" in p for p in parts) == 2  # both items ride out
+
+
+def test_a_reasoning_model_is_asked_for_its_encrypted_content_even_unasked() -> None:
+    for model in ("gpt-5.5", "o4-mini", "openai/o3", "gpt-5-codex"):
+        body = {"model": model, "messages": [{"role": "user", "content": "hi"}]}
+        assert convert_request(body, source="chat", target="responses").body[
+            "include"] == ["reasoning.encrypted_content"], model
+    off = {"model": "gpt-5.5", "messages": [{"role": "user", "content": "hi"}],
+           "reasoning_effort": "none"}
+    assert "include" not in convert_request(off, source="chat", target="responses").body

@@ -13,6 +13,7 @@ without an output-item id.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -798,11 +799,21 @@ def _write_tool(tool: Tool, ctx: RequestContext, path: str) -> dict[str, Any] | 
     return ctx.opaque(path, tool)
 
 
+REASONING_MODELS = re.compile(r"(?:^|/)(?:o\d|gpt-5|codex)", re.IGNORECASE)
+"""OpenAI model names that reason even when the request says nothing of reasoning (o1, o3,
+o4-mini, gpt-5.x, codex-...): a stateless request to them asks for `encrypted_content`."""
+
+
 def _reasons(req: Request) -> bool:
-    """Whether the request asks for reasoning, or brings a reasoning item of ours home."""
+    """Whether the request asks for reasoning (or goes to a model that reasons anyway), or
+    brings a reasoning item of ours home."""
     r = req.reasoning
-    if r is not None and r.mode != "disabled" and r.effort != "none" and (
-            r.mode is not None or r.effort is not None or r.budget_tokens is not None):
+    if r is not None and (r.mode == "disabled" or r.effort == "none"):
+        return False
+    if r is not None and (r.mode is not None or r.effort is not None
+                          or r.budget_tokens is not None):
+        return True
+    if req.model is not None and REASONING_MODELS.search(req.model):
         return True
     return any(part.kind == "opaque" and part.origin == "responses" and part.reasoning
                for msg in req.messages for part in msg.parts)
