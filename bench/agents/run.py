@@ -41,6 +41,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from upstream import ScriptedUpstream  # noqa: E402
 
 FORMATS = ("chat", "responses", "messages", "gemini")
+MODEL = "gpt-5.5"
+"""The model opencode and Qwen Code ask for (Codex's too): a reasoning model's name, as users
+of a reasoning scenario would pick (a responses upstream then gets asked for its reasoning
+items even though these clients send no reasoning settings)."""
 SCENARIOS = ("read", "parallel", "reasoning")
 PROMPT = {"read": "Read the file {a} and tell me the secret word in it.",
           "parallel": "The files {a} and {b} each hold half of a secret word. Read both and "
@@ -99,8 +103,8 @@ def _opencode(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
         "$schema": "https://opencode.ai/config.json", "autoupdate": False, "share": "disabled",
         "provider": {"gw": {"npm": "@ai-sdk/openai-compatible", "name": "gateway",
                             "options": {"baseURL": f"{url}/v1", "apiKey": "x"},
-                            "models": {"up": {"name": "up", "tool_call": True}}}}}))
-    return (["run", "-m", "gw/up"],
+                            "models": {MODEL: {"name": MODEL, "tool_call": True}}}}}))
+    return (["run", "-m", f"gw/{MODEL}"],
             {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1"})
 
 
@@ -120,10 +124,10 @@ def _qwen(api: str) -> Callable[[Path, str], tuple[list[str], dict[str, str]]]:
         settings = home / ".qwen"
         settings.mkdir()
         (settings / "settings.json").write_text(json.dumps({
-            "modelProviders": {protocol: [{"id": "up", "name": "up", "baseUrl": url + suffix,
+            "modelProviders": {protocol: [{"id": MODEL, "name": MODEL, "baseUrl": url + suffix,
                                            "envKey": "GW_API_KEY", **fields}]},
             "security": {"auth": {"selectedType": protocol}},
-            "model": {"name": "up"},
+            "model": {"name": MODEL},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "general": {"enableAutoUpdate": False}}))
