@@ -441,3 +441,19 @@ def test_a_reasoning_model_is_asked_for_its_encrypted_content_even_unasked() -> 
     off = {"model": "gpt-5.5", "messages": [{"role": "user", "content": "hi"}],
            "reasoning_effort": "none"}
     assert "include" not in convert_request(off, source="chat", target="responses").body
+
+
+@pytest.mark.parametrize("client", ["gemini", "chat"])
+def test_reasoning_pending_when_the_answer_fails_is_reported(client: str) -> None:
+    events = [MessageStart(origin="messages"), BlockStart(index=0, kind="thinking"),
+              ThinkingDelta(index=0, text="t"),
+              SignatureDelta(index=0, signature="EqQB", provider="anthropic-claude-v1"),
+              BlockEnd(index=0), translate.Error(kind="overloaded", message="busy")]
+    from translate.carry import carry_into
+    from translate.formats import encoder_class
+
+    encoder = encoder_class(client)()  # type: ignore[arg-type]
+    carry_into(encoder, "messages", KEY)
+    b"".join([encoder.encode(e) for e in events] + [encoder.end()])
+    details = [e.detail for e in encoder.report.entries if e.what == "reasoning_state"]
+    assert details and "the answer failed" in details[0]

@@ -179,11 +179,15 @@ class Carrier:
         # Stop or Error: what is still pending rides on a part of its own, or is reported
         if not self._pending:
             return [event]
-        if target == "gemini":
+        if type(event) is Error:  # the answer failed: nothing of it will come back
+            why = "the answer failed before a part could carry them"
+        elif target == "gemini":
             return [*self._signature_part(), event]
+        else:
+            why = f"they came after the last tool call: a {target} client has no field for them"
         self.report.add("encode", target, "reasoning_state",
-                        f"{len(self._pending)} piece(s) of {self.source} reasoning after the last "
-                        f"tool call: a {target} client has no field to carry them home")
+                        f"{len(self._pending)} piece(s) of {self.source} reasoning not "
+                        f"carried home: {why}")
         self._pending = []
         return [event]
 
