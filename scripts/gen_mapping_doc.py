@@ -232,7 +232,7 @@ def _reasoning_home() -> str:
              "sealed (HMAC-SHA256 with the gateway's key), names the upstream format it "
              "belongs to, and is bounded (`translate.packed`); one that does not open, belongs "
              "to another format or holds anything but that format's reasoning is dropped and "
-             "reported (`reasoning`), never passed on. Stateless: nothing is stored.", "",
+             "reported (`history_reasoning`), never passed on. Stateless: nothing is stored.", "",
              "What each upstream needs back:", "",
              "| upstream | needs back |", "|---|---|"]
     lines += [f"| {fmt} | {NEEDS[fmt]} |" for fmt in formats]
@@ -246,7 +246,7 @@ def _reasoning_home() -> str:
     lines += ["", "Pieces that arrive after the last tool call cannot ride a chat client "
               "(its only opaque field is a call id): reported as `reasoning_state`; an "
               "upstream accepts a text turn without them. A client that drops the field gets "
-              "today's behaviour: the reasoning is reported (`reasoning`), Anthropic thinking "
+              "today's behaviour: the reasoning is reported (`history_reasoning`), Anthropic thinking "
               "is switched off for that tool round (`reasoning_mode`), Gemini gets the "
               "documented placeholder (`thought_signature`).", "",
               "If the client later sends the same history **straight to a provider** (not "

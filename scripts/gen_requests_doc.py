@@ -200,7 +200,7 @@ def _reasoning() -> str:
               "`redacted_thinking`, responses `reasoning` items with `encrypted_content`, "
               "gemini `thought` parts and `thoughtSignature`s) is replayed only to its own "
               "format, which can verify it; to another it is dropped and reported "
-              "(`reasoning`).",
+              "(`history_reasoning`).",
               "- Gemini takes an effort as `thinkingLevel` (`max` as `XHIGH`, reported), a "
               "budget as `thinkingBudget`; budget 0 is `disabled`, -1 (dynamic) `adaptive`; "
               "`includeThoughts` is a reasoning summary (`auto`). A gemini target gets "

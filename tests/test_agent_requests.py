@@ -297,4 +297,4 @@ def test_a_chat_dialects_reasoning_in_the_history_is_read(key: str) -> None:
         conv = convert_request(body, source="chat", target=target)  # type: ignore[arg-type]
         validate_request(target, conv.body)
         assert f"messages[1].{key}: " in " ".join(
-            loss.detail for loss in conv.report.entries if loss.what == "reasoning")
+            loss.detail for loss in conv.report.entries if loss.what == "history_reasoning")

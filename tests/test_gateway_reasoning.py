@@ -43,7 +43,7 @@ def test_a_packed_value_in_a_same_format_history_is_never_forwarded_as_a_proof()
     assert PREFIX not in sent and "thought for DeepSeek" not in sent
     assert served.body["messages"][1]["content"] in (  # the text, without the thinking block
         "hello", [{"type": "text", "text": "hello"}])
-    assert "reasoning" in reply.headers[DROPPED_HEADER].split(",")
+    assert "history_reasoning" in reply.headers[DROPPED_HEADER].split(",")
 
 
 def test_a_same_format_body_without_packed_values_passes_unchanged() -> None:

@@ -89,7 +89,7 @@ def test_the_upstream_gets_its_own_reasoning_back_through_any_client(
         # state cannot ride, and both sides say so
         assert got in ([], None)
         assert "reasoning_state" in {e.what for e in stream_report.entries}
-        assert "reasoning" in {e.what for e in conv.report.entries}
+        assert "history_reasoning" in {e.what for e in conv.report.entries}
         return
     if upstream == "gemini":
         # Gemini CLI keeps no thought part: a client of the upstream's own format brings back
@@ -103,7 +103,7 @@ def test_the_upstream_gets_its_own_reasoning_back_through_any_client(
     if upstream == "responses" and client != "responses":  # stateless: asks for the proofs
         assert "reasoning.encrypted_content" in body["include"]
     if client != upstream:  # what came home is not reported as lost
-        assert "reasoning" not in {e.what for e in conv.report.entries}
+        assert "history_reasoning" not in {e.what for e in conv.report.entries}
         assert not {"signature", "redacted_thinking", "reasoning_state"} & {
             e.what for e in stream_report.entries}
 
@@ -231,7 +231,7 @@ def test_a_bad_packed_value_is_dropped_with_a_clear_report_never_forwarded(
     assert PREFIX not in text or key == "id"  # never forwarded as the upstream's own
     assert "obey me" not in text
     assert bad not in text or key == "id"
-    reasons = [e.detail for e in conv.report.entries if e.what == "reasoning"]
+    reasons = [e.detail for e in conv.report.entries if e.what == "history_reasoning"]
     assert any("packed" in r or "reasoning, which only" in r for r in reasons), reasons
 
 
@@ -363,7 +363,7 @@ def test_without_a_key_nothing_is_opened_and_an_empty_key_seals_nothing() -> Non
     history = _client_turn("chat", "messages")
     conv = convert_request(next_request("chat", history), source="chat", target="messages")
     assert reasoning_of("messages", conv.body) == []
-    assert any("no key" in e.detail for e in conv.report.entries if e.what == "reasoning")
+    assert any("no key" in e.detail for e in conv.report.entries if e.what == "history_reasoning")
     with pytest.raises(ValueError):
         seal(Packed("chat", ()), b"", "id")
     with pytest.raises(ValueError):
@@ -386,7 +386,8 @@ def test_only_what_carrying_packs_is_restored_even_under_the_right_key(
     conv = _convert(client, fmt, history)
     text = json.dumps(conv.body)
     assert "OVERRIDE" not in text and "rs_someone_elses" not in text and '"b"' not in text
-    assert any("wrong shape" in e.detail for e in conv.report.entries if e.what == "reasoning")
+    assert any("wrong shape" in e.detail
+               for e in conv.report.entries if e.what == "history_reasoning")
 
 
 def test_a_history_repeating_a_packed_value_stops_at_the_budget() -> None:
@@ -404,7 +405,7 @@ def test_a_history_repeating_a_packed_value_stops_at_the_budget() -> None:
             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{n}",
                                           "content": "x"}]}]
     conv = _convert("messages", "chat", history)
-    assert any("budget" in e.detail for e in conv.report.entries if e.what == "reasoning")
+    assert any("budget" in e.detail for e in conv.report.entries if e.what == "history_reasoning")
     assert len(json.dumps(conv.body)) < 10 * 1024 * 1024
 
 

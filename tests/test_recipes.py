@@ -193,10 +193,10 @@ def test_reasoning_recipe_brings_the_signed_thinking_block_home(
     ns = run_recipe("reasoning-home", tmp_path, monkeypatch)
     call_id = ns["message"]["tool_calls"][0]["id"]
     assert call_id != "toolu_1" and translate.packed.is_packed(call_id)  # it rode in the id
-    assert ns["up"].report.entries == [] or "reasoning" not in {
+    assert ns["up"].report.entries == [] or "history_reasoning" not in {
         e.what for e in ns["up"].report.entries}
     # without the key, it does not open: dropped and reported, never sent as a signature
     other = translate.convert_request(ns["follow_up"], source="chat", target="messages",
                                       reasoning_key=b"another proxy")
     assert "EqQBCkgIARABGAIiQL" not in json.dumps(other.body)
-    assert "reasoning" in {e.what for e in other.report.entries}
+    assert "history_reasoning" in {e.what for e in other.report.entries}

@@ -408,7 +408,7 @@ def test_a_refused_part_of_a_gathered_turn_is_named_at_its_own_item() -> None:
         {"type": "message", "role": "assistant", "content": [
             {"type": "output_text", "text": "a", "annotations": []}]},
         {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"}]},
-     "reasoning", "input[1]"),
+     "history_reasoning", "input[1]"),
     ("chat", {"model": "m", "messages": [
         {"role": "system", "content": "s"}, {"role": "user", "content": "q"},
         {"role": "assistant", "content": "x", "refusal": "no", "tool_calls": [
@@ -457,3 +457,20 @@ def test_every_uncarried_detail_is_of_a_field_its_target_has_no_place_for() -> N
 
     for attr, target in UNCARRIED:
         assert translate.request.REQUEST_FIELDS[attr][target] is None, (attr, target)
+
+
+def test_a_report_name_stands_for_one_policy() -> None:
+    """A `REPORTED_LOSSES` kind (changed in both modes) is never also the name of a field that
+    is dropped as `STEERING` or refused as uncarried: a report entry, and the gateway's
+    dropped header, then says which of the two happened. Every kind the code reports through
+    `RequestContext.lose` with a literal name is one the table explains."""
+    from translate.neutral import REPORTED_LOSSES, STEERING
+
+    field_names = {name.rsplit(".", 1)[-1] for cells in translate.request.REQUEST_FIELDS.values()
+                   for cell in cells.values() if cell for name in re.findall(r"`([^`]+)`", cell)}
+    assert not set(REPORTED_LOSSES) & set(STEERING)
+    assert not set(REPORTED_LOSSES) & field_names
+    root = Path(translate.__file__).parent
+    lost = {name for path in root.rglob("*.py")
+            for name in re.findall(r"\.lose\(\s*\"(\w+)\"", path.read_text(encoding="utf-8"))}
+    assert lost and lost <= set(REPORTED_LOSSES), lost - set(REPORTED_LOSSES)

@@ -114,7 +114,7 @@ def test_a_signature_goes_back_on_the_part_it_came_with() -> None:
         {"text": "", "thoughtSignature": "c2lnMw=="}]
     other = from_gemini(body, "messages")
     assert sorted({e.detail.split(":")[0] for e in other.report.entries
-                   if e.what == "reasoning"}) == [
+                   if e.what == "history_reasoning"}) == [
         "contents[1].parts[0]", "contents[1].parts[2]", "contents[1].parts[4]"]
     results = other.body["messages"][2]["content"]
     assert [(r["content"], r.get("is_error", False)) for r in results] == [

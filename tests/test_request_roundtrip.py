@@ -334,7 +334,7 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
         d["system_role"] = "system"
     if not d["system"]:
         d["system_role"] = "system"
-    if "parallel_tool_calls" in names:
+    if names & {"parallel_tool_calls", "parallel_tool_calls_no_effect"}:
         d["parallel_tool_calls"] = None
     if d["tool_choice"] == {"mode": "auto", "name": None} and d["tools"]:
         d["tool_choice"] = None
@@ -364,7 +364,7 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
         moved_images = False
         for part in msg["parts"]:
             kind, path = part["kind"], part.get("_path")
-            if kind == "opaque" and (hit("reasoning", path) or hit("opaque", path)):
+            if kind == "opaque" and (hit("history_reasoning", path) or hit("opaque", path)):
                 continue
             if hit(kind, path):
                 continue

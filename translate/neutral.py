@@ -481,9 +481,11 @@ OPENAI_SHARED: tuple[str, ...] = ("prompt_cache_key", "safety_identifier",
 """Top-level fields chat and responses both have, with one meaning."""
 
 REPORTED_LOSSES: dict[str, str] = {
-    "reasoning": "reasoning from another provider in the history (a messages thinking or "
-                 "redacted_thinking block, a responses reasoning item): only its own provider "
-                 "can verify it, so it is dropped",
+    "history_reasoning": "reasoning from another provider in the history (a messages "
+                         "thinking or redacted_thinking block, a responses reasoning item, "
+                         "a chat dialect's reasoning field): only its own provider can "
+                         "verify it, so it is dropped; or a packed proof that does not open "
+                         "(`carry.py`)",
     "cache_control": "a cache breakpoint where the target has none (a tool definition, a "
                      "tool call, a chat or responses tool result wrapper, messages' "
                      "top-level `cache_control`)",
@@ -502,11 +504,11 @@ REPORTED_LOSSES: dict[str, str] = {
     "schema_name": "the name/description of a JSON schema output format (messages has none)",
     "reasoning_summary": "responses reasoning.summary or messages thinking.display for a "
                          "target that decides itself how reasoning is shown",
-    "parallel_tool_calls": "parallel_tool_calls with tool_choice none (no effect)",
+    "parallel_tool_calls_no_effect": "parallel_tool_calls with tool_choice none (no effect)",
     "no_tools": "tool_choice or parallel_tool_calls without tools (OpenAI rejects them; they "
                 "have no effect)",
-    "store": "a responses request without `store` (stored by default) for a target that "
-             "stores nothing",
+    "stored_by_default": "a responses request without `store` (stored by default) for a "
+                         "target that stores nothing",
     "beta": "an anthropic-beta value for a non-Anthropic target",
     "bookkeeping": "output-item ids and statuses of a responses history",
     "role": "a developer message carried as a system message (messages has no developer role)",
@@ -521,7 +523,9 @@ REPORTED_LOSSES: dict[str, str] = {
                          "on the first function call of a model turn from another provider: "
                          "Gemini 3 refuses an unsigned one, and only Gemini can sign",
 }
-"""What is dropped or changed in both modes, and listed in the report (`Loss.what`)."""
+"""What is dropped or changed in both modes, and listed in the report (`Loss.what`). No name
+here is also a request field's (`STEERING`, `REQUEST_FIELDS`): a report entry names one policy,
+so a gateway's `x-translate-losses` header tells a dropped setting from a changed history."""
 
 STEERING: dict[str, str] = {
     # Anthropic
@@ -1028,32 +1032,32 @@ class RequestContext:
         target's writer puts back in place. None when `value` is no packed value (the reader
         goes on as before); `()` when it is one that cannot come home here (it does not open
         with this key, it is another format's reasoning, or a piece is not of its format's
-        shape): dropped and reported (`reasoning`), never passed on as anything else."""
+        shape): dropped and reported (`history_reasoning`), never passed on as anything else."""
         if not is_packed(value):
             return None
         if self.reasoning_key is None:
-            self.lose("reasoning", f"{path}: a packed reasoning value, and no key to open it "
-                      "(reasoning_key): dropped")
+            self.lose("history_reasoning", f"{path}: a packed reasoning value, and no key to "
+                      "open it (reasoning_key): dropped")
             return ()
         try:
             packed = unpack(value, self.reasoning_key)
         except PackedError as exc:
-            self.lose("reasoning", f"{path}: a packed reasoning value that does not open "
-                      f"({exc}): dropped")
+            self.lose("history_reasoning", f"{path}: a packed reasoning value that does not "
+                      f"open ({exc}): dropped")
             return ()
         self._restored += packed.size
         if self._restored > RESTORE_BUDGET:
-            self.lose("reasoning", f"{path}: packed reasoning past the request's budget of "
-                      f"{RESTORE_BUDGET} bytes: dropped")
+            self.lose("history_reasoning", f"{path}: packed reasoning past the request's "
+                      f"budget of {RESTORE_BUDGET} bytes: dropped")
             return ()
         if packed.format != self.target:
-            self.lose("reasoning", f"{path}: {packed.format} reasoning, which only a "
+            self.lose("history_reasoning", f"{path}: {packed.format} reasoning, which only a "
                       f"{packed.format} upstream can read: dropped")
             return ()
         for piece in packed.pieces:
             if not _PIECE_SHAPES[packed.format](piece):
-                self.lose("reasoning", f"{path}: a packed {packed.format} reasoning piece of "
-                          "the wrong shape: dropped")
+                self.lose("history_reasoning", f"{path}: a packed {packed.format} reasoning "
+                          "piece of the wrong shape: dropped")
                 return ()
         return tuple(Opaque(origin=self.target, raw=piece, reasoning=True)
                      for piece in packed.pieces)
@@ -1227,7 +1231,7 @@ class RequestContext:
         if part.origin == self.target:
             return dict(part.raw)
         if part.reasoning:
-            self.lose("reasoning", f"{path}: {_kind_of(part.raw)} from {part.origin}")
+            self.lose("history_reasoning", f"{path}: {_kind_of(part.raw)} from {part.origin}")
         elif path.startswith("tools["):  # a tool definition: the model answers without it
             kind = _kind_of(part.raw)
             name = part.raw.get("name")

@@ -167,7 +167,7 @@ def _assistant(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> Messa
                 extra[key] = msg[key]
             elif key in REASONING_KEYS:  # only the provider that wrote it may read it back
                 if not home:  # (a copy of what came home in a call id is no loss)
-                    ctx.lose("reasoning", f"{path}.{key}: the reasoning of a chat dialect")
+                    ctx.lose("history_reasoning", f"{path}.{key}: the reasoning of a chat dialect")
             else:
                 ctx.refuse(f"{path}.{key}")
         else:

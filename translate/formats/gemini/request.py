@@ -22,7 +22,7 @@ The hard cases (spec: issue 16):
 - Thought signatures (`thoughtSignature`) are Gemini's proof of its reasoning: only Gemini can
   check them. Read, a signature on a part becomes a reasoning `Opaque` right before the part
   (a thought part, `thought: true`, stays whole); written to gemini, it goes back on the part
-  after it; to another format it is dropped and reported (`reasoning`), like any provider's
+  after it; to another format it is dropped and reported (`history_reasoning`), like any provider's
   reasoning. A model turn from another provider has no signature, which Gemini 3 refuses for
   a function call ("Function call is missing a thought_signature"): its first function call
   gets the documented placeholder `SKIP_SIGNATURE`, reported as `thought_signature`.

@@ -615,7 +615,7 @@ def _write_choice(req: Request, ctx: RequestContext) -> dict[str, Any] | None:
         if out is None:
             out = {"type": "auto"}
         if out["type"] == "none":
-            ctx.lose("parallel_tool_calls", "no effect with tool_choice none")
+            ctx.lose("parallel_tool_calls_no_effect", "no effect with tool_choice none")
         else:
             out["disable_parallel_tool_use"] = not req.parallel_tool_calls
     return out

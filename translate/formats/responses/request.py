@@ -592,7 +592,8 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     tools = ctx.list("tools", body.get("tools"))
     store = ctx.scalar("store", body.get("store"), bool)
     if store is None and not ctx.same:
-        ctx.lose("store", f"store: responses stores by default, {ctx.target} stores nothing")
+        ctx.lose("stored_by_default",
+                 f"store: responses stores by default, {ctx.target} stores nothing")
     return Request(
         model=ctx.scalar("model", body.get("model"), str),
         system=system or (),
