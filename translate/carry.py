@@ -47,15 +47,18 @@ from .events import (
     ThinkingDelta,
 )
 from .formats._base import Encoder
+from .formats.gemini.wire import GEMINI_FAMILY
+from .formats.messages.wire import ANTHROPIC_FAMILY
+from .formats.responses.wire import SAME_FAMILY_PREFIXES
 from .packed import PACKED_PROVIDER, Packed, seal
 from .report import LossReport
 
 __all__ = ["FAMILIES", "NEEDS", "RIDES", "Carrier", "carries", "carry_into"]
 
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "messages": ("anthropic-",),
-    "responses": ("openai-", "azure-", "xai-"),
-    "gemini": ("google-",),
+    "messages": (ANTHROPIC_FAMILY,),
+    "responses": SAME_FAMILY_PREFIXES,
+    "gemini": (GEMINI_FAMILY,),
     "chat": (),
 }
 """The signature providers each upstream format can take back as its own proof (a chat
@@ -192,8 +195,7 @@ class Carrier:
         return [event]
 
     def _own(self, provider: str | None) -> bool:
-        return provider is not None and provider.startswith(self._family) if self._family \
-            else False
+        return bool(self._family) and provider is not None and provider.startswith(self._family)
 
     def _thought_end(self, thought: _Thought, end: BlockEnd) -> list[Event]:
         pieces = self._pieces(thought)
