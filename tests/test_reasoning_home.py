@@ -364,6 +364,10 @@ def test_without_a_key_nothing_is_opened_and_an_empty_key_seals_nothing() -> Non
     conv = convert_request(next_request("chat", history), source="chat", target="messages")
     assert reasoning_of("messages", conv.body) == []
     assert any("no key" in e.detail for e in conv.report.entries if e.what == "history_reasoning")
+    empty = convert_request(next_request("chat", history), source="chat", target="messages",
+                            reasoning_key=b"")  # the empty key opens nothing either
+    assert reasoning_of("messages", empty.body) == []
+    assert any("no key" in e.detail for e in empty.report.entries if e.what == "history_reasoning")
     with pytest.raises(ValueError):
         seal(Packed("chat", ()), b"", "id")
     with pytest.raises(ValueError):

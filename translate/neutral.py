@@ -1035,7 +1035,7 @@ class RequestContext:
         shape): dropped and reported (`history_reasoning`), never passed on as anything else."""
         if not is_packed(value):
             return None
-        if self.reasoning_key is None:
+        if not self.reasoning_key:  # None or b"": `unpack` opens nothing without a key
             self.lose("history_reasoning", f"{path}: a packed reasoning value, and no key to "
                       "open it (reasoning_key): dropped")
             return ()
@@ -1298,5 +1298,5 @@ _PIECE_SHAPES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "chat": lambda p: len(p) == 1 and _strings(p, {"reasoning_content": str, "reasoning": str}),
 }
 """What a restored piece of each format may be (`RequestContext.restore`): the shapes
-`translate.carry` packs, and nothing else, so that even a value sealed with a known key (the
-library's default, the empty key) can only ever be reasoning in its format's own form."""
+`translate.carry` packs, and nothing else, so that even a value sealed with a leaked key can
+only ever be reasoning in its format's own form."""

@@ -11,7 +11,7 @@ The value is `MAGIC | VERSION | MAC | zlib(JSON)`:
   value at a glance and never mistakes it for a provider's own proof;
 - `VERSION` (1 byte) lets a later layout be told apart;
 - `MAC` is the first 16 bytes of HMAC-SHA256 over the version and the body, with the key the
-  caller gives (the gateway's own; the empty key when none). A client can neither forge nor
+  caller gives (the gateway's own; never empty). A client can neither forge nor
   alter reasoning, nor make a value sealed for one upstream format open for another: the JSON
   names the upstream format, and the MAC covers it;
 - the JSON is `{"f": upstream format, "p": [pieces in that format's request form], "i": the
