@@ -23,6 +23,7 @@ from ..http_errors import vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestFormat
 from .access import Access, tokens_of
+from .drain import SHUTTING_DOWN
 from .refusal import refuse
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .upstream import Upstreams
@@ -48,8 +49,7 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
         _stream_outcome(access, converter, relayed)
 
     def closing() -> bytes:  # the gateway shuts down: an error the SDKs retry
-        return converter.interrupt(Error(kind="overloaded", message="the gateway is shutting "
-                                         "down; retry the request"))
+        return converter.interrupt(Error(kind="overloaded", message=SHUTTING_DOWN))
 
     return EventStream(converter.astream(chunks), keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,

@@ -32,15 +32,16 @@ import anyio
 from ..request import RequestFormat
 from .refusal import Refusal, refuse
 
-__all__ = ["Drain"]
+__all__ = ["SHUTTING_DOWN", "Drain"]
 
 log = logging.getLogger("translate.gateway")
 
-_SHUTTING_DOWN = "the gateway is shutting down; retry the request"
+SHUTTING_DOWN = "the gateway is shutting down; retry the request"
+"""The message of the `overloaded` error a drained request or stream ends with."""
 
 
 def _refusal(client: RequestFormat) -> Refusal:
-    return refuse(client, "overloaded", _SHUTTING_DOWN, outcome="shutdown")
+    return refuse(client, "overloaded", SHUTTING_DOWN, outcome="shutdown")
 
 
 class Drain:
