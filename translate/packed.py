@@ -37,7 +37,7 @@ from typing import Any, Literal
 from pydantic_core import from_json, to_json
 
 __all__ = ["MAX_JSON", "MAX_TEXT", "PACKED_PROVIDER", "PREFIX", "Packed", "PackedError",
-           "is_packed", "seal", "unpack"]
+           "is_packed", "seal", "takes_back", "unpack"]
 
 PREFIX = "sTrX"
 """How every packed value starts, in either text form."""
@@ -56,6 +56,13 @@ encoders write it into their own format's reasoning field (a messages signature,
 `encrypted_content`, a gemini `thoughtSignature`), where the client echoes it back to us."""
 
 _FORMATS = frozenset({"chat", "responses", "messages", "gemini"})
+
+
+def takes_back(provider: str | None, family: str | tuple[str, ...]) -> bool:
+    """Whether an encoder whose format verifies the proofs of `family` (provider prefixes)
+    writes a proof of `provider`: its own family's, or a packed value, which rides home through
+    the client (`translate.carry`)."""
+    return provider is not None and (provider.startswith(family) or provider == PACKED_PROVIDER)
 
 Form = Literal["id", "b64"]
 

@@ -59,7 +59,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
-from ...packed import PACKED_PROVIDER
+from ...packed import takes_back
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder, json_type
@@ -408,7 +408,7 @@ def opaque_part(start: BlockStart, same: bool, report: LossReport) -> dict[str, 
 def carries_redacted(start: BlockStart, report: LossReport) -> bool:
     """Whether a `redacted_thinking` block is a Gemini thought signature, or a packed value that
     rides home through the client (`translate.carry`); else reported."""
-    if (start.provider or "").startswith(GEMINI_FAMILY) or start.provider == PACKED_PROVIDER:
+    if takes_back(start.provider, GEMINI_FAMILY):
         return True
     report.add("encode", "gemini", "redacted_thinking",
                f"encrypted reasoning for {start.provider} is not Gemini's")
@@ -417,7 +417,7 @@ def carries_redacted(start: BlockStart, report: LossReport) -> bool:
 
 def carries_signature(event: SignatureDelta, report: LossReport) -> bool:
     """Whether a thinking signature is Gemini's or a packed value (else reported)."""
-    if event.provider.startswith(GEMINI_FAMILY) or event.provider == PACKED_PROVIDER:
+    if takes_back(event.provider, GEMINI_FAMILY):
         return True
     report.add("encode", "gemini", "signature",
                f"a {event.provider} signature cannot be verified by Gemini")

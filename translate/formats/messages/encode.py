@@ -65,7 +65,7 @@ from ...events import (
     ToolArgsDelta,
     Usage,
 )
-from ...packed import PACKED_PROVIDER
+from ...packed import takes_back
 from ...report import LossReport
 from ...sse import frame
 from .._base import Encoder
@@ -429,7 +429,7 @@ def carries(start: BlockStart, same: bool, report: LossReport) -> bool:
     """Whether a messages answer can carry an IR block; reports the loss when it cannot."""
     kind = start.kind
     if kind == "redacted_thinking":
-        if (start.provider or "").startswith(ANTHROPIC_FAMILY) or start.provider == PACKED_PROVIDER:
+        if takes_back(start.provider, ANTHROPIC_FAMILY):
             return True
         report.add("encode", "messages", "redacted_thinking",
                    f"encrypted reasoning for {start.provider} is not Anthropic's")
@@ -489,7 +489,7 @@ def _streamed_input(content: dict[str, Any]) -> str | None:
 def carries_signature(event: SignatureDelta, report: LossReport) -> bool:
     """Whether a signature can prove a messages thinking block: Anthropic's, or a packed value
     that rides home through the client (`translate.carry`)."""
-    if event.provider.startswith(ANTHROPIC_FAMILY) or event.provider == PACKED_PROVIDER:
+    if takes_back(event.provider, ANTHROPIC_FAMILY):
         return True
     report.add("encode", "messages", "signature",
                f"a {event.provider} signature cannot be verified by Anthropic")

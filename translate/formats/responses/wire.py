@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Final, TypedDict
 
 from ...events import ErrorKind, StopReason, Usage
-from ...packed import PACKED_PROVIDER
+from ...packed import takes_back
 from .._base import count, opt_dict
 
 __all__ = [
@@ -37,8 +37,7 @@ SAME_FAMILY_PREFIXES: Final = ("openai-", "azure-", "xai-")
 def carries_signature(provider: str | None) -> bool:
     """True when a signature or redacted payload of `provider` belongs on a reasoning item: the
     OpenAI family's, or a packed value that rides home through the client (`translate.carry`)."""
-    return provider is not None and (provider.startswith(SAME_FAMILY_PREFIXES)
-                                     or provider == PACKED_PROVIDER)
+    return takes_back(provider, SAME_FAMILY_PREFIXES)
 
 
 INCOMPLETE_TO_STOP: Final[dict[str, StopReason]] = {
