@@ -37,7 +37,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import translate
-from tests.reasoning_home import UPSTREAM_RULES  # the APIs' rules, shared with the tests
+from tests.reasoning_home import SIGNATURES, UPSTREAM_RULES  # shared with the tests
 from translate.events import (
     BlockEnd,
     BlockStart,
@@ -58,8 +58,8 @@ READ_TOOLS = ("read", "read_file", "readfile", "view")
 SHELL_TOOLS = ("exec_command", "shell", "bash", "run_shell_command", "local_shell")
 PATH_KEYS = ("file_path", "filePath", "absolute_path", "path")
 COMMAND_KEYS = ("cmd", "command")
-SIGNATURE_FAMILY = {"messages": "anthropic-claude-v1", "gemini": "google-gemini-v1",
-                    "responses": "openai-responses-v1"}
+SIGNATURE_FAMILY = {fmt: provider for fmt, (provider, _) in SIGNATURES.items()}
+"""Each upstream format's IR provider tag of its proofs (the tests' table)."""
 SIGNATURE = "c2lnbmVkLWJ5LXRoZS1zY3JpcHRlZC11cHN0cmVhbQ=="
 THOUGHT = "Two files hold one half of the word each: read both at once."
 
