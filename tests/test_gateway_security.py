@@ -220,6 +220,10 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--reasoning-key-env": ("GW_REASONING_KEY", "GW_REASONING_KEY"),
     "--no-carry-reasoning": ("1", True),
     "--demo": ("chat-tools", "chat-tools"),
+    "--record": ("/cassettes", "/cassettes"),
+    "--replay": ("/cassettes", "/cassettes"),
+    "--replay-misses": ("upstream", "upstream"),
+    "--replay-timing": ("recorded", "recorded"),
     "--log-level": ("debug", "debug"),
     "--log-format": ("json", "json"),
 }

@@ -149,6 +149,7 @@ __all__ = [
     "finite_json",
     "json_text",
     "namespaced",
+    "read_request",
     "read_texts",
     "valid_id",
     "valid_name",
@@ -191,6 +192,21 @@ def _format_module(format: str) -> RequestCodec:
     if load is None:
         raise unknown_format(format, _FORMATS, "request format")
     return load()
+
+
+def read_request(body: Mapping[str, Any], *, source: RequestFormat,
+                 headers: Mapping[str, str] | None = None, model: str | None = None
+                 ) -> Request:
+    """What a client's body says, in the neutral model, refusing nothing (as `lenient`) and
+    opening no packed reasoning: to describe a request (a cassette's matching key,
+    `translate.cassette`), not to send it. `model` is a gemini client's (its URL's)."""
+    reader = _format_module(source)
+    if type(body) is not dict and not isinstance(body, Mapping):
+        raise RequestError(f"{source}: a request body must be a JSON object, not "
+                           f"{type(body).__name__}", source=source, target=source)
+    ctx = RequestContext(source, source, lenient=True, body=body, locate=reader.part_path,
+                         model=model if source in URL_FIELDS else None)
+    return reader.parse_request(body, ctx, headers=headers or _EMPTY)
 
 
 def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: RequestFormat,

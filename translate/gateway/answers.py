@@ -23,35 +23,44 @@ from ..http_errors import vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestFormat
 from .access import Access, tokens_of
+from .cassettes import Recording
 from .drain import SHUTTING_DOWN
 from .refusal import refuse
 from .relay import BLANK_KEEPALIVE, KEEPALIVE, EventStream
 from .upstream import Upstreams
 
-__all__ = ["final_object", "log_losses", "model_list", "models_client", "stream"]
+__all__ = ["final_object", "log_losses", "model_list", "models_client", "read_final", "stream"]
 
 log = logging.getLogger("translate.gateway")
 
 
 def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: dict[str, str],
            options: dict[str, Any], keepalive: float | None, access: Access,
-           on_done: Callable[[], None], shutdown: anyio.Event | None = None) -> EventStream:
+           on_done: Callable[[], None], shutdown: anyio.Event | None = None,
+           recording: Recording | None = None) -> EventStream:
     """The upstream's stream in the client's format. Also between equal formats: the converter
     is what ends a broken or garbled stream with the client's own error event instead of a
-    clean-looking end. The record is written when the stream ends (`on_done` first)."""
+    clean-looking end. The record is written when the stream ends (`on_done` first), and the
+    cassette of a `recording` with it."""
     losses = LossReport()
     converter = Converter(source, target, on_error="emit", report=losses, **options)
+    converted = converter.astream(chunks)
+    if recording is not None:
+        converted = recording.answer_chunks(converted)
 
     def done(relayed: EventStream) -> None:
         on_done()
         log_losses(source, target, losses)
         access.count_losses(losses.entries)
         _stream_outcome(access, converter, relayed)
+        if recording is not None:
+            recording.finish(relayed.headers, losses.entries,
+                             complete=relayed.complete and not relayed.shut_down)
 
     def closing() -> bytes:  # the gateway shuts down: an error the SDKs retry
         return converter.interrupt(Error(kind="overloaded", message=SHUTTING_DOWN))
 
-    return EventStream(converter.astream(chunks), keepalive=keepalive,
+    return EventStream(converted, keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
                        headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing)
 
@@ -75,18 +84,24 @@ def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) 
     access.write()
 
 
-async def final_object(upstreams: Upstreams, response: httpx2.Response, source: RequestFormat,
-                       target: RequestFormat, headers: dict[str, str],
-                       options: dict[str, Any], access: Access) -> Response:
-    """`stream: false`: the upstream's final object as the client's."""
+async def read_final(upstreams: Upstreams, response: httpx2.Response,
+                     target: RequestFormat) -> bytes:
+    """`stream: false`: the upstream's whole answer (within the gateway's limit), closed."""
     try:
-        raw = await upstreams.read(response, target)
+        return await upstreams.read(response, target)
     except httpx2.HTTPError as exc:
         log.warning("upstream body failed: %s: %s", type(exc).__name__, exc)
         raise refuse(target, "api_error", "the upstream connection failed",
                      status=502, outcome="upstream_error") from None
     finally:
         await response.aclose()
+
+
+def final_object(raw: bytes, source: RequestFormat, target: RequestFormat,
+                 headers: dict[str, str], options: dict[str, Any], access: Access,
+                 recording: Recording | None = None) -> Response:
+    """`stream: false`: the upstream's final object (`raw`) as the client's; the cassette of a
+    `recording` is written with it."""
     try:
         obj = json.loads(raw)
     except ValueError:
@@ -95,9 +110,12 @@ async def final_object(upstreams: Upstreams, response: httpx2.Response, source: 
         raise refuse(target, "bad_input", "the upstream's answer is not a JSON object",
                      outcome="bad_upstream")
     access.input_tokens, access.output_tokens = tokens_of(source, obj)
-    if source == target:
-        return Response(raw, media_type="application/json", headers=headers)
     losses = LossReport()
+    if source == target:
+        answer = Response(raw, media_type="application/json", headers=headers)
+        if recording is not None:
+            recording.finish(answer.headers, (), body=raw)
+        return answer
     try:
         out = convert_object(obj, source=source, target=target, report=losses, **options)
     except UpstreamError as exc:  # a failed final object (e.g. response.failed)
@@ -109,7 +127,10 @@ async def final_object(upstreams: Upstreams, response: httpx2.Response, source: 
                      f"{exc.message}", outcome="bad_upstream") from None
     log_losses(source, target, losses)
     access.count_losses(losses.entries)
-    return JSONResponse(out, headers=headers)
+    answer = JSONResponse(out, headers=headers)
+    if recording is not None:
+        recording.finish(answer.headers, losses.entries, body=bytes(answer.body))
+    return answer
 
 
 def log_losses(source: RequestFormat, target: RequestFormat, losses: Iterable[Loss]) -> None:

@@ -49,21 +49,23 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from ..cassette import Cassette
 from ..errors import RequestError, TranslateError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, error_for, request_id_headers
 from ..packed import PREFIX
 from ..request import RequestConversion, RequestFormat, convert_request
 from .access import Access
-from .answers import final_object, model_list, models_client, stream
-from .auth import client_name, upstream_headers
+from .answers import final_object, model_list, models_client, read_final, stream
+from .auth import client_key, client_name, upstream_headers
+from .cassettes import Cassettes, Recording
 from .drain import Drain
 from .guard import refusal
 from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics
 from .refusal import Refusal, refuse
 from .relay import EventStream
-from .settings import PATHS, Settings, Upstream
+from .settings import PATHS, REPLAY_HOST, Settings, Upstream
 from .upstream import UpstreamBroke, Upstreams, body_chunks, first_bytes
 
 __all__ = ["DROPPED_HEADER", "ENDPOINTS", "Endpoint", "Gateway", "create_app"]
@@ -140,6 +142,10 @@ class Sent:
     response: httpx2.Response
     dropped: dict[str, str]
     """The `DROPPED_HEADER` of the answer (empty when nothing was dropped)."""
+    recording: Recording | None = None
+    """The exchange's recording (`serve --record`), or None."""
+    cassette: Cassette | None = None
+    """The cassette answering it (`serve --replay`), or None."""
 
 
 class Gateway:
@@ -148,7 +154,10 @@ class Gateway:
     def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None,
                  reload: Callable[[], Settings] | None = None) -> None:
         self.settings = settings
-        self.upstreams = Upstreams(settings, transport)
+        self.cassettes = Cassettes(settings)
+        replay = self.cassettes.transport()
+        self.upstreams = Upstreams(settings, transport, mounts=None if replay is None
+                                   else {f"http://{REPLAY_HOST}": replay})
         self.metrics = Metrics()
         self.drain = Drain(settings.graceful_timeout)
         self._reload = reload
@@ -237,8 +246,10 @@ class Gateway:
 
     def plan(self, call: Call, client: RequestFormat, access: Access
              ) -> list[tuple[Upstream, str | None]]:
-        """The route's hops for the client's model: (upstream, the model it is sent as)."""
-        hops = self.settings.plan(call.model)
+        """The route's hops for the client's model: (upstream, the model it is sent as); with
+        `--replay`, the cassette holding the conversation (`Cassettes.plan`)."""
+        hops = self.cassettes.plan(client, call.body, call.model) or \
+            self.settings.plan(call.model)
         if not hops:
             raw = call.model if client == "gemini" else call.body.get("model")
             raise refuse(client, "not_found", f"no route for model {raw!r} on this gateway",
@@ -284,6 +295,9 @@ class Gateway:
         failure before them is the next hop's turn)."""
         body, streaming, conversion, up_model = self.translate(request, client, call,
                                                                upstream, up_model)
+        recording = self.cassettes.recording(
+            client, call.body, call.model, streaming, upstream, up_model, body,
+            client_key(request.headers, request.query_params))
         access.losses = {}  # (a failed hop's request losses are not this one's)
         dropped = _dropped_header(conversion)
         if conversion is not None:
@@ -299,6 +313,9 @@ class Gateway:
                                          extra=dict(conversion.headers) if conversion else {},
                                          query=request.query_params)), upstream)
             chunks = body_chunks(response)
+            if recording is not None:
+                recording.answered(response, conversion.report.entries if conversion else ())
+                chunks = recording.upstream_chunks(chunks)
             if streaming and first_byte:
                 try:
                     chunks = await first_bytes(chunks, upstream.first_byte_timeout
@@ -309,7 +326,8 @@ class Gateway:
                                  outcome="upstream_error", next_hop=True) from None
         except Refusal as failed:  # the client still learns what its request lost
             raise failed.with_headers(dropped) if dropped else failed from None
-        sent = Sent(upstream, conversion, streaming, response, dropped)
+        sent = Sent(upstream, conversion, streaming, response, dropped, recording,
+                    self.cassettes.played(upstream))
         return await self.answer(client, call, sent, chunks, access)
 
     def translate(self, request: Request, client: RequestFormat, call: Call,
@@ -356,16 +374,23 @@ class Gateway:
             options["tool_names"] = dict(conversion.tool_names)
         if conversion is not None and conversion.client_tools:  # a responses client's
             options["client_tools"] = dict(conversion.client_tools)
+        tape = sent.recording or sent.cassette
+        if tape is not None:  # ids and clock of the conversation's cassette, every time
+            options.update(id_factory=tape.ids(), clock=tape.clock)
         if not sent.streaming:
-            return await final_object(self.upstreams, sent.response, source, client, headers,
-                                      options, access)
+            raw = await read_final(self.upstreams, sent.response, client)
+            if sent.recording is not None:
+                sent.recording.whole(raw)
+            return final_object(raw, source, client, headers, options, access,
+                                sent.recording)
         if client == "chat":
             options["include_usage"] = (call.body.get("stream_options") or {}).get(
                 "include_usage") is True
         self.metrics.streams_open.inc()  # the server always runs the stream, which ends it
         return stream(chunks, source, client, headers, options,
                       self.settings.keepalive_interval, access,
-                      on_done=self.metrics.streams_open.dec, shutdown=self.drain.expired)
+                      on_done=self.metrics.streams_open.dec, shutdown=self.drain.expired,
+                      recording=sent.recording)
 
     # -- the other endpoints ----------------------------------------------------------------
 

@@ -29,7 +29,7 @@ from .access import JSONFormatter
 from .config import Config, ConfigError, load_config, route_table
 from .guard import is_loopback
 from .redact import install_redaction
-from .settings import CLIENT_FORMATS, Settings, Upstream
+from .settings import CLIENT_FORMATS, REPLAY_HOST, Settings, Upstream
 
 __all__ = ["client_keys", "main", "parser", "settings_from_args", "startup_line"]
 
@@ -142,6 +142,21 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
     p.add_argument("--demo", metavar="EXAMPLE", default=default("demo"),
                    help="no upstream: answer every request with this bundled example stream "
                    "(stream-translate --list-examples), e.g. chat-tools")
+    p.add_argument("--record", metavar="DIR", default=default("record"),
+                   help="write each answered exchange into DIR as a cassette (the requests, "
+                   "the upstream's answer as it arrived, the client's answer; no key is "
+                   "written): see docs/recipes.md")
+    p.add_argument("--replay", metavar="DIR", default=default("replay"),
+                   help="answer each request a cassette in DIR holds from that cassette, in "
+                   "the client's format; no upstream is needed unless --replay-misses upstream")
+    p.add_argument("--replay-misses", default=default("replay-misses", "refuse"),
+                   type=_one_of(("refuse", "upstream")), metavar="{refuse,upstream}",
+                   help="with --replay, a request no cassette holds: refused naming the "
+                   "closest cassette (default), or sent to the upstream and recorded into DIR")
+    p.add_argument("--replay-timing", default=default("replay-timing", "fast"),
+                   type=_one_of(("fast", "recorded")), metavar="{fast,recorded}",
+                   help="with --replay, send the recorded chunks at once (default) or at "
+                   "their recorded times")
     levels = ("debug", "info", "warning", "error")
     p.add_argument("--log-level", default=default("log-level", "info"), type=_one_of(levels),
                    metavar="{" + ",".join(levels) + "}")
@@ -203,8 +218,12 @@ def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser,
     if args.demo:
         args.upstream_format = args.demo.split("-", 1)[0]
         args.upstream_url = "http://demo.invalid/v1"  # never reached: the demo transport answers
+    if args.replay and args.replay_misses == "refuse" and not args.upstream_url:
+        args.upstream_format = args.upstream_format or "chat"  # the cassettes answer
+        args.upstream_url = f"http://{REPLAY_HOST}/v1"  # never reached
     if not args.upstream_url or not args.upstream_format:
-        p.error("--upstream-url and --upstream-format are required (or --demo EXAMPLE)")
+        p.error("--upstream-url and --upstream-format are required (or --demo EXAMPLE, or "
+                "--replay DIR)")
     try:
         settings = Settings(
             upstream_url=args.upstream_url, upstream_format=args.upstream_format,
@@ -229,7 +248,18 @@ def _server_settings(args: argparse.Namespace, p: argparse.ArgumentParser,
         strict=args.strict, allowed_origins=tuple(args.allow_origin),
         allowed_hosts=tuple(args.allow_host), bind_host=args.host,
         graceful_timeout=args.graceful_timeout,
-        reasoning_key=_reasoning_key(args, p, env))
+        reasoning_key=_reasoning_key(args, p, env), record=args.record or None,
+        replay=_replay_folder(args, p), replay_misses=args.replay_misses,
+        replay_timing=args.replay_timing)
+
+
+def _replay_folder(args: argparse.Namespace, p: argparse.ArgumentParser) -> str | None:
+    """`--replay`'s folder, which must exist (an empty one refuses every request)."""
+    if not args.replay:
+        return None
+    if not Path(args.replay).is_dir():
+        p.error(f"--replay: no such folder: {args.replay}")
+    return str(args.replay)
 
 
 def _reasoning_key(args: argparse.Namespace, p: argparse.ArgumentParser,
@@ -294,6 +324,8 @@ def startup_line(settings: Settings, args: argparse.Namespace) -> str:
         ["client-key"] if settings.client_key else [])
     if args.demo:
         where = "a bundled example (--demo)"
+    elif settings.replay and settings.default.url == f"http://{REPLAY_HOST}/v1":
+        where = f"the cassettes in {settings.replay} (--replay)"
     elif args.config:
         where = "upstreams " + ", ".join(_described(upstream) for upstream in settings.upstreams)
     else:
@@ -313,7 +345,17 @@ def startup_line(settings: Settings, args: argparse.Namespace) -> str:
             f"mode {'lenient' if settings.lenient else 'strict' if settings.strict else 'default'}"
             f"; origins {', '.join(settings.allowed_origins) or 'none'}; "
             f"hosts {', '.join(('loopback', args.host, *settings.allowed_hosts))}; "
-            f"reasoning {_carrying(settings, args)}")
+            f"reasoning {_carrying(settings, args)}{_taping(settings)}")
+
+
+def _taping(settings: Settings) -> str:
+    said = ""
+    if settings.replay:
+        said += (f"; replaying {settings.replay} ({settings.replay_timing}, misses "
+                 f"{'go upstream' if settings.replay_misses == 'upstream' else 'refused'})")
+    if settings.record:
+        said += f"; recording into {settings.record}"
+    return said
 
 
 def _carrying(settings: Settings, args: argparse.Namespace) -> str:

@@ -12,13 +12,13 @@ import fnmatch
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Literal
 
 if TYPE_CHECKING:
     from ..request import RequestFormat
 
-__all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "Hop", "Route", "Settings", "Upstream",
-           "gemini_path"]
+__all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "REPLAY_HOST", "Hop", "Route",
+           "Settings", "Upstream", "gemini_path"]
 
 PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
@@ -27,6 +27,10 @@ path names the model and the method (`gemini_path`)."""
 
 CLIENT_FORMATS: Final[tuple[RequestFormat, ...]] = (*PATHS, "gemini")
 """The formats the gateway serves and can relay to."""
+
+REPLAY_HOST: Final = "cassette.invalid"
+"""The host of the cassettes' upstream URLs under `serve --replay` (`cassettes.py`; `.invalid`:
+no network name can ever be it)."""
 
 GEMINI_VERSIONS: Final = ("v1beta", "v1", "v1alpha")
 """The Gemini API versions a gemini upstream URL may end with (else `/v1beta` is added)."""
@@ -182,6 +186,18 @@ class Settings:
     request. By default a random key per start (a restart drops what clients hold: reported,
     and the loop goes on as without it); share one between machines behind one address
     (`serve --reasoning-key-env`). None: reasoning is not carried."""
+
+    record: str | None = None
+    """A folder where each answered exchange is written as a cassette (`serve --record`,
+    `cassettes.py`); None: nothing is recorded."""
+    replay: str | None = None
+    """A folder of cassettes that answer the requests they hold instead of the upstreams
+    (`serve --replay`); None: no replay."""
+    replay_misses: Literal["refuse", "upstream"] = "refuse"
+    """With `replay`, a request no cassette holds: refused in the client's format (naming
+    the closest cassette), or sent to the upstream and recorded into `replay`."""
+    replay_timing: Literal["fast", "recorded"] = "fast"
+    """With `replay`: each chunk as soon as possible, or at the time it was recorded."""
 
     def __post_init__(self) -> None:
         if not self.upstreams:

@@ -48,14 +48,16 @@ class UpstreamBroke(Exception):
     """The upstream connection failed mid-stream; the message is safe to show a client."""
 
 
-def open_client(settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
+def open_client(settings: Settings, transport: httpx2.AsyncBaseTransport | None = None,
+                mounts: dict[str, httpx2.AsyncBaseTransport] | None = None
                 ) -> httpx2.AsyncClient:
-    """The pooled client for the upstream (close it with `aclose()`)."""
+    """The pooled client for the upstream (close it with `aclose()`); `mounts` answer some
+    URLs without the network (the cassettes' host, `cassettes.REPLAY_HOST`)."""
     timeout = timeout_of(settings.default, settings)
     limits = httpx2.Limits(max_connections=settings.max_connections,
                            max_keepalive_connections=min(settings.max_connections, 100))
     return httpx2.AsyncClient(timeout=timeout, limits=limits, transport=transport,
-                              follow_redirects=False, trust_env=False)
+                              mounts=mounts, follow_redirects=False, trust_env=False)
 
 
 RETRIED: Final = frozenset({408, 409, 429})
@@ -98,16 +100,17 @@ _VERSIONED = re.compile(r"/v\d+(?:alpha|beta)?\d*(?:/|$)")
 class Upstreams:
     """The gateway's I/O with its upstreams, over one pooled client (`running`)."""
 
-    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None
-                 ) -> None:
+    def __init__(self, settings: Settings, transport: httpx2.AsyncBaseTransport | None = None,
+                 mounts: dict[str, httpx2.AsyncBaseTransport] | None = None) -> None:
         self.settings = settings
         self.transport = transport
+        self.mounts = mounts
         self.client: httpx2.AsyncClient | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         """The pooled client, open for the app's lifetime."""
-        async with open_client(self.settings, self.transport) as client:
+        async with open_client(self.settings, self.transport, self.mounts) as client:
             self.client = client
             try:
                 yield

@@ -1,0 +1,329 @@
+"""Record and replay through the gateway (`serve --record`, `serve --replay`): real SDKs over
+loopback HTTP, a fake upstream of each format playing a real recording, then no upstream.
+
+The same conversation is asked through each SDK (`ask`): one model, one instruction, one
+question, one tool. Recorded once through one client, it is replayed to all four, streaming
+and not; what each SDK rebuilds is what the upstream's recording says (`expected`), and the
+client of the recorded format gets the recorded answer byte for byte.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("openai")
+pytest.importorskip("anthropic")
+pytest.importorskip("google.genai")
+
+import httpx
+
+from translate.cassette import REDACTED, Shelf
+from translate.gateway import Settings
+
+from .gateway_support import FakeUpstream, Script, running_gateway
+from .test_gateway import (
+    GEMINI_CONFIG,
+    REASONING_KEY,
+    RECORDINGS,
+    TOOLS,
+    Result,
+    _chat_result,
+    _gemini_result,
+    _messages_result,
+    _responses_result,
+    anthropic_client,
+    expected,
+    gemini_client,
+    openai_client,
+    recording,
+)
+
+MODEL = "test-model"
+CLIENTS = ("chat", "responses", "messages", "gemini")
+QUESTION = "Weather in Paris?"
+
+
+def ask(client: str, url: str, *, stream: bool, question: str = QUESTION,
+        **sdk: Any) -> Result:
+    """The one conversation, through the SDK of `client`; what it rebuilt."""
+    if client == "gemini":
+        genai = gemini_client(url)
+        if stream:
+            return _gemini_result(list(genai.models.generate_content_stream(
+                model=MODEL, contents=question, config=GEMINI_CONFIG)))
+        return _gemini_result([genai.models.generate_content(
+            model=MODEL, contents=question, config=GEMINI_CONFIG)])
+    if client == "messages":
+        anthropic = anthropic_client(url, **sdk)
+        args: dict[str, Any] = dict(model=MODEL, max_tokens=300, system="Be brief.",
+                                    messages=[{"role": "user", "content": question}],
+                                    tools=TOOLS["messages"])
+        if not stream:
+            return _messages_result(anthropic.messages.create(**args))
+        with anthropic.messages.stream(**args) as events:
+            return _messages_result(events.get_final_message())
+    openai = openai_client(url, **sdk)
+    if client == "chat":
+        args = dict(model=MODEL, max_completion_tokens=300, tools=TOOLS["chat"],
+                    messages=[{"role": "system", "content": "Be brief."},
+                              {"role": "user", "content": question}])
+        if not stream:
+            return _chat_result(openai.chat.completions.create(**args))
+        with openai.chat.completions.stream(**args) as chunks:
+            return _chat_result(chunks.get_final_completion())
+    args = dict(model=MODEL, instructions="Be brief.", max_output_tokens=300, input=question,
+                tools=TOOLS["responses"])
+    if not stream:
+        return _responses_result(openai.responses.create(**args))
+    response = None
+    with openai.responses.stream(**args) as events:
+        for event in events:
+            if event.type in ("response.completed", "response.incomplete"):
+                response = event.response
+    assert response is not None
+    return _responses_result(response)
+
+
+def _same(got: Result, want: Result) -> None:
+    """What the SDK rebuilt is what the upstream said: text, calls (name, arguments), stop."""
+    assert got.text == want.text
+    assert [(name, args) for _, name, args in got.tool_calls] == \
+        [(name, args) for _, name, args in want.tool_calls]
+    assert got.stop == want.stop
+
+
+def _record(upstream_format: str, client: str, folder: Path, script: Script, *,
+            stream: bool = True, **settings: Any) -> Result:
+    """One exchange through a recording gateway in front of a fake upstream."""
+    with FakeUpstream() as upstream:
+        upstream.script = script
+        url = upstream.url.removesuffix("/v1") if upstream_format == "gemini" else upstream.url
+        settings.setdefault("api_key", "upstream-key")
+        settings.setdefault("reasoning_key", REASONING_KEY)
+        with running_gateway(Settings(upstream_url=url, upstream_format=upstream_format,
+                                      timeout=10, record=str(folder), **settings)) as gateway:
+            return ask(client, gateway, stream=stream)
+
+
+def _replaying(folder: Path, **settings: Any) -> Any:
+    """A gateway with no upstream at all: its URL is one no network name can be."""
+    return running_gateway(Settings(upstream_url="http://127.0.0.1:9/v1",
+                                    upstream_format="chat", replay=str(folder),
+                                    reasoning_key=REASONING_KEY, **settings))
+
+
+# The recording client of each upstream: every client format records once, and each upstream
+# format is recorded through a client of another format and through its own.
+RECORDED_THROUGH = {"chat": "messages", "responses": "gemini", "messages": "messages",
+                    "gemini": "chat"}
+
+
+@pytest.fixture(scope="module", params=list(RECORDINGS))
+def recorded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+             ) -> Iterator[tuple[str, Path, bytes]]:
+    """(upstream format, cassette folder, the upstream's recording), recorded once per
+    upstream format through `RECORDED_THROUGH`'s client."""
+    upstream_format = request.param
+    body = recording(upstream_format, RECORDINGS[upstream_format])
+    folder = tmp_path_factory.mktemp(f"cassettes-{upstream_format}")
+    got = _record(upstream_format, RECORDED_THROUGH[upstream_format], folder,
+                  Script(body=body, headers={"x-request-id": "req_1"}))
+    _same(got, expected(upstream_format, body))
+    yield upstream_format, folder, body
+
+
+def test_a_recording_is_one_readable_cassette(recorded: tuple[str, Path, bytes]) -> None:
+    upstream_format, folder, body = recorded
+    (cassette_folder,) = [p for p in folder.iterdir()]
+    files = sorted(p.name for p in cassette_folder.iterdir())
+    assert files == ["answer.sse", "head.json", "request.json", "upstream-request.json",
+                     "upstream.sse", "upstream.timing"]
+    assert (cassette_folder / "upstream.sse").read_bytes() == body  # as it arrived
+    head = json.loads((cassette_folder / "head.json").read_text())
+    assert head["client"]["format"] == RECORDED_THROUGH[upstream_format]
+    assert head["upstream"]["format"] == upstream_format
+    assert head["upstream"]["headers"] == {"content-type": "text/event-stream"}
+    timing = (cassette_folder / "upstream.timing").read_text().split("\n")[:-1]
+    assert sum(int(line.split()[0]) for line in timing) == len(body)
+    assert len(timing) > 1  # chunk boundaries kept (the fake upstream flushes each event)
+    (cassette,) = Shelf.load(folder).cassettes.values()
+    assert cassette.name == cassette_folder.name
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "object"])
+@pytest.mark.parametrize("client", CLIENTS)
+def test_each_client_gets_the_recorded_answer_with_the_upstream_stopped(
+        recorded: tuple[str, Path, bytes], client: str, stream: bool) -> None:
+    upstream_format, folder, body = recorded
+    with _replaying(folder) as gateway:
+        _same(ask(client, gateway, stream=stream), expected(upstream_format, body))
+
+
+def test_the_recorded_client_gets_its_answer_byte_for_byte(
+        recorded: tuple[str, Path, bytes]) -> None:
+    _, folder, _ = recorded
+    (cassette,) = Shelf.load(folder).cassettes.values()
+    path = {"chat": "/v1/chat/completions", "responses": "/v1/responses",
+            "messages": "/v1/messages",
+            "gemini": f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse"}[cassette.client]
+    with _replaying(folder) as gateway:
+        answer = httpx.post(gateway + path, json=dict(cassette.request),
+                            headers={"anthropic-version": "2023-06-01"}, timeout=10)
+    assert answer.status_code == 200
+    assert answer.content == cassette.answer
+    assert answer.headers.get("x-stream-translate-dropped") == \
+        cassette.answer_headers.get("x-stream-translate-dropped")
+
+
+def test_a_final_object_recorded_replays_as_a_stream_and_as_an_object(tmp_path: Path) -> None:
+    body = recording("messages", RECORDINGS["messages"])
+    from translate import collect
+
+    obj = collect([body], source="messages")
+    got = _record("messages", "chat", tmp_path, Script.json(obj), stream=False)
+    _same(got, expected("messages", body))
+    (cassette,) = Shelf.load(tmp_path).cassettes.values()
+    assert not cassette.streamed and (tmp_path / cassette.name / "answer.json").exists()
+    with _replaying(tmp_path) as gateway:
+        for client in CLIENTS:
+            for stream in (True, False):
+                _same(ask(client, gateway, stream=stream), expected("messages", body))
+
+
+# -- no secrets ---------------------------------------------------------------------------------
+
+UPSTREAM_KEY = "sk-upstream-0123456789abcdef"
+CLIENT_KEY = "ck-client-0123456789abcdef"
+ORG_HEADER = "org-secret-0123456789abcdef"
+PASSED_KEY = "sk-passed-0123456789abcdef"
+
+
+def _chat_stream(text: str) -> bytes:
+    chunks = [{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {"role": "assistant", "content": text},
+                            "finish_reason": None}]},
+              {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+               "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + \
+        b"data: [DONE]\n\n"
+
+
+def _secrets_in(folder: Path, *secrets: str) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in folder.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in secrets:
+                if secret.encode() in data:
+                    found.setdefault(secret, []).append(path.name)
+    return found
+
+
+def test_no_key_is_written_from_headers_query_or_bodies(tmp_path: Path) -> None:
+    said = f"keys: {UPSTREAM_KEY} {CLIENT_KEY} {ORG_HEADER}"
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=_chat_stream(said))
+        settings = Settings(upstream_url=upstream.url, upstream_format="chat",
+                            api_key=UPSTREAM_KEY, client_keys=(("alice", CLIENT_KEY),),
+                            extra_headers={"openai-organization": ORG_HEADER}, timeout=10,
+                            record=str(tmp_path))
+        with running_gateway(settings) as gateway:
+            for path, headers in (
+                    ("/v1/chat/completions", {"authorization": f"Bearer {CLIENT_KEY}"}),
+                    (f"/v1beta/models/{MODEL}:streamGenerateContent?alt=sse&key={CLIENT_KEY}",
+                     {})):
+                client_body = ({"model": MODEL, "stream": True, "messages": [
+                    {"role": "user", "content": f"{said} ({path[:8]})"}]}
+                    if path.startswith("/v1/") else
+                    {"contents": [{"role": "user", "parts": [{"text": said}]}]})
+                answer = httpx.post(gateway + path, json=client_body, headers=headers,
+                                    timeout=10)
+                assert answer.status_code == 200, answer.text
+                assert UPSTREAM_KEY.encode() in answer.content  # it was there to be written
+        assert upstream.served[0].headers["authorization"] == f"Bearer {UPSTREAM_KEY}"
+    assert len(list(tmp_path.iterdir())) == 2
+    assert _secrets_in(tmp_path, UPSTREAM_KEY, CLIENT_KEY, ORG_HEADER) == {}
+    assert all(REDACTED.encode() in (folder / "answer.sse").read_bytes()
+               for folder in tmp_path.iterdir())
+
+
+def test_a_key_the_client_presents_and_the_gateway_passes_on_is_not_written(
+        tmp_path: Path) -> None:
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=_chat_stream(f"you sent {PASSED_KEY}"))
+        settings = Settings(upstream_url=upstream.url, upstream_format="chat",
+                            pass_client_key=True, timeout=10, record=str(tmp_path))
+        with running_gateway(settings) as gateway:
+            answer = httpx.post(gateway + "/v1/messages", headers={"x-api-key": PASSED_KEY},
+                                json={"model": MODEL, "max_tokens": 10, "stream": True,
+                                      "messages": [{"role": "user", "content": PASSED_KEY}]},
+                                timeout=10)
+            assert answer.status_code == 200
+        assert upstream.served[0].headers["authorization"] == f"Bearer {PASSED_KEY}"
+    assert _secrets_in(tmp_path, PASSED_KEY) == {}
+
+
+# -- misses and timing ----------------------------------------------------------------------------
+
+
+def test_a_miss_is_the_clients_own_error_naming_the_closest_cassette(
+        recorded: tuple[str, Path, bytes]) -> None:
+    _, folder, _ = recorded
+    (cassette,) = Shelf.load(folder).cassettes.values()
+    import anthropic
+    import openai
+    from google.genai import errors as genai_errors
+
+    with _replaying(folder) as gateway:
+        with pytest.raises(anthropic.NotFoundError) as messages_miss:
+            ask("messages", gateway, stream=True, question="Weather in Rome?")
+        with pytest.raises(openai.NotFoundError) as chat_miss:
+            ask("chat", gateway, stream=False, question="Weather in Rome?")
+        with pytest.raises(genai_errors.ClientError) as gemini_miss:
+            ask("gemini", gateway, stream=True, question="Weather in Rome?")
+    for miss in (messages_miss, chat_miss, gemini_miss):
+        message = str(miss.value)
+        assert cassette.name in message
+        assert 'turns[0].parts[0].text: "Weather in Rome?" vs "Weather in Paris?"' in message
+
+
+def test_a_miss_can_go_to_the_upstream_and_is_recorded_for_next_time(tmp_path: Path) -> None:
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=_chat_stream("Sunny."))
+        settings = Settings(upstream_url=upstream.url, upstream_format="chat", timeout=10,
+                            replay=str(tmp_path), replay_misses="upstream")
+        with running_gateway(settings) as gateway:
+            first = ask("messages", gateway, stream=True)
+        assert len(upstream.served) == 1 and first.text == "Sunny."
+        assert len(Shelf.load(tmp_path)) == 1
+        with running_gateway(settings) as gateway:  # a new start reads the new cassette
+            again = ask("gemini", gateway, stream=True)
+        assert len(upstream.served) == 1 and again.text == "Sunny."
+
+
+def test_recorded_timing_is_replayed_within_ten_percent(tmp_path: Path) -> None:
+    body = _chat_stream("a")  # two events and [DONE], 0.25 s apart
+    _record("chat", "chat", tmp_path, Script(body=body, delay=0.25), stream=True)
+    (cassette,) = Shelf.load(tmp_path).cassettes.values()
+    recorded_span = cassette.chunks[-1][1] - cassette.chunks[0][1]
+    assert recorded_span > 0.4
+
+    def span(**settings: Any) -> float:
+        with _replaying(tmp_path, **settings) as gateway:
+            arrivals = []
+            with httpx.stream("POST", gateway + "/v1/chat/completions",
+                              json=dict(cassette.request), timeout=10) as answer:
+                for _ in answer.iter_raw():
+                    arrivals.append(time.monotonic())
+        return arrivals[-1] - arrivals[0]
+
+    paced = span(replay_timing="recorded")
+    assert abs(paced - recorded_span) <= 0.1 * recorded_span, (paced, recorded_span)
+    assert span() < 0.1 * recorded_span  # as fast as possible by default

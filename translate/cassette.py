@@ -1,0 +1,495 @@
+"""Cassettes: one exchange of a gateway, recorded as files, matched by what was asked, and
+played back to a client of any format (sans-I/O: the gateway and the pytest plugin do the I/O).
+
+A cassette is a folder, named after the client's model and its matching key
+(`claude-sonnet-4-5-1f0c2a9e4b7d`), holding plain files a reviewer can read and diff:
+
+    head.json              formats, models, status, the headers that matter, the loss report
+    request.json           the client's request body
+    upstream-request.json  the request as the upstream got it (translated)
+    upstream.sse           the upstream's answer, byte for byte as it arrived (upstream.json
+                           when it was not streamed)
+    upstream.timing        its chunks: one line each, "<bytes> <milliseconds since sent>"
+    answer.sse             what the client got (answer.json when not streamed)
+
+No secret is written: only the headers named in `UPSTREAM_HEADERS` and `ANSWER_HEADERS` are
+kept (never an auth header, never a URL's query), and every secret given to `save` (the
+gateway's configured keys, the keys the client presented) is replaced by `REDACTED` wherever
+it appears, bodies included. Files are written with sorted, fixed formatting, and the name
+comes from the request's content, so recording the same conversation again overwrites the
+same folder and diffs cleanly.
+
+Matching. A request's key is a hash of `conversation`: what it asks, read into the neutral
+request model (`translate.request.read_request`), so the same conversation sent through
+another SDK's format finds the same cassette. The conversation is the model, the
+instructions, the turns (text, images and documents by content, tool calls by name and
+arguments, tool results), the tools, the tool choice and the output format; volatile and
+transport fields (ids, which are numbered by first appearance, metadata, cache markers and
+keys, `user`, `store`, stream options, reasoning proofs, which only their provider reads) and
+the sampling knobs are not part of it. A miss names the closest cassette and what differed
+(`Shelf.closest`, `differences`).
+
+Playback. `Cassette.upstream_answer` gives the recorded upstream answer as a stream or as a
+final object, whichever the caller asks (`collect` / `replay` between them), with each chunk's
+recorded time; the gateway translates it to the client's format as it would a live answer,
+with ids and clock fixed by the cassette (`Cassette.ids`, `Cassette.created`), so a client of
+the recorded format gets the recorded answer byte for byte.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from .collect import collect, replay
+from .errors import TranslateError
+from .formats import Format
+from .neutral import Part, Request, RequestFormat
+from .report import Loss
+from .request import read_request
+
+__all__ = [
+    "ANSWER_HEADERS",
+    "REDACTED",
+    "UPSTREAM_HEADERS",
+    "VERSION",
+    "Cassette",
+    "CassetteError",
+    "Shelf",
+    "cassette_ids",
+    "conversation",
+    "conversation_key",
+    "differences",
+    "load",
+    "save",
+]
+
+VERSION: Final = 1
+"""The cassette layout `head.json` says it is written in (`cassette`)."""
+
+REDACTED: Final = "[redacted]"
+"""What a secret is replaced by in every file of a cassette."""
+
+UPSTREAM_HEADERS: Final = ("content-type", "retry-after")
+"""The upstream's answer headers a cassette keeps: what playback needs. Request ids and rate
+limits change from run to run; auth headers are never kept."""
+
+ANSWER_HEADERS: Final = ("content-type", "x-stream-translate-dropped")
+"""The client answer's headers a cassette keeps."""
+
+_SSE: Final = "text/event-stream"
+
+
+class CassetteError(TranslateError):
+    """A cassette folder that cannot be read: the message names the file and what is wrong."""
+
+
+# -- matching -----------------------------------------------------------------------------------
+
+
+def conversation(body: Mapping[str, Any], *, source: RequestFormat, model: str | None = None
+                 ) -> dict[str, Any]:
+    """What a request asks, format-free: the document its matching key hashes (see the module
+    docstring for what is in it and what is not). `model`: a gemini client's, from its URL."""
+    req: Request = read_request(body, source=source, model=model)
+    ids: dict[str, str] = {}
+
+    def number(call_id: str) -> str:  # ids differ between runs and formats: their order not
+        return ids.setdefault(call_id, f"call_{len(ids) + 1}")
+
+    turns: list[dict[str, Any]] = []
+    for message in req.messages:
+        role = "user" if message.role == "user" else (
+            "assistant" if message.role == "assistant" else "system")
+        parts = [p for p in (_part(part, number) for part in message.parts) if p is not None]
+        if turns and turns[-1]["role"] == role:  # one turn, however the format split it
+            turns[-1]["parts"] += parts
+        else:
+            turns.append({"role": role, "parts": parts})
+    for turn in turns:
+        turn["parts"] = _joined_texts(turn["parts"])
+    doc: dict[str, Any] = {
+        "model": req.model,
+        "system": "\n".join(text.text for text in req.system),
+        "turns": [turn for turn in turns if turn["parts"]],
+        "tools": sorted((_tool(tool) for tool in req.tools), key=_canonical),
+    }
+    if req.tool_choice is not None:
+        doc["tool_choice"] = {"mode": req.tool_choice.mode, "name": req.tool_choice.name}
+    if req.output is not None and req.output.type != "text":
+        doc["output"] = {"type": req.output.type, "schema": req.output.schema}
+    return doc
+
+
+def conversation_key(doc: Mapping[str, Any]) -> str:
+    """The matching key of a `conversation` document: its SHA-256, hex."""
+    return hashlib.sha256(_canonical(doc).encode()).hexdigest()
+
+
+def differences(doc: Any, other: Any, *, limit: int = 3, path: str = "") -> list[str]:
+    """Where two `conversation` documents differ, as `path: ours vs theirs` lines (values cut
+    to a few dozen characters), at most `limit` of them, in document order."""
+    found: list[str] = []
+    _walk(doc, other, path, found, limit)
+    return found
+
+
+def _walk(a: Any, b: Any, path: str, found: list[str], limit: int) -> None:
+    if len(found) >= limit or a == b:
+        return
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in (*a, *(k for k in b if k not in a)):
+            _walk(a.get(key), b.get(key), f"{path}.{key}" if path else key, found, limit)
+    elif isinstance(a, list) and isinstance(b, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            _walk(x, y, f"{path}[{index}]", found, limit)
+        if len(a) != len(b) and len(found) < limit:
+            found.append(f"{path}: {len(a)} entries vs {len(b)}")
+    else:
+        found.append(f"{path}: {_short(a)} vs {_short(b)}")
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if value is not None else "absent"
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _part(part: Part, number: Callable[[str], str]) -> dict[str, Any] | None:
+    kind = part.kind
+    if kind == "text" or kind == "refusal":
+        return {kind: part.text} if part.text else None  # type: ignore[union-attr]
+    if kind == "image" or kind == "document":
+        data = part.data or ""  # type: ignore[union-attr]
+        return {kind: part.url or hashlib.sha256(data.encode()).hexdigest()[:16]}  # type: ignore[union-attr]
+    if kind == "tool_call":
+        return {"call": part.name, "arguments": _arguments(part.arguments),  # type: ignore[union-attr]
+                "id": number(part.id)}  # type: ignore[union-attr]
+    if kind == "tool_result":
+        content = [p for p in (_part(c, number) for c in part.content) if p is not None]  # type: ignore[union-attr]
+        return {"result": number(part.call_id), "content": _unwrapped(_joined_texts(content)),  # type: ignore[union-attr]
+                "error": part.is_error}  # type: ignore[union-attr]
+    if part.reasoning:  # type: ignore[union-attr]
+        return None  # a proof only its provider reads: different on every run
+    raw = part.raw  # type: ignore[union-attr]
+    return {"opaque": raw.get("type") if isinstance(raw, Mapping) else None}
+
+
+def _joined_texts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Adjacent text parts as one (formats split a turn's text differently)."""
+    joined: list[dict[str, Any]] = []
+    for part in parts:
+        if joined and part.keys() == {"text"} and joined[-1].keys() == {"text"}:
+            joined[-1] = {"text": joined[-1]["text"] + "\n" + part["text"]}
+        else:
+            joined.append(part)
+    return joined
+
+
+_WRAPPERS: Final = frozenset({"result", "output", "content"})
+
+
+def _unwrapped(content: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A tool result's text as the client wrote it: a gemini `functionResponse.response` is an
+    object, and a plain text result travels to or from it as `{"result": "..."}` (or
+    `output`, `content`), so that one-key wrapper is taken off."""
+    if len(content) == 1 and content[0].keys() == {"text"}:
+        wrapped = _arguments(content[0]["text"])
+        if isinstance(wrapped, dict) and len(wrapped) == 1 and wrapped.keys() <= _WRAPPERS:
+            value = next(iter(wrapped.values()))
+            if isinstance(value, str):
+                return [{"text": value}]
+    return content
+
+
+def _arguments(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def _tool(tool: Any) -> dict[str, Any]:
+    if tool.kind == "function":
+        return {"name": tool.name, "description": tool.description or "",
+                "parameters": tool.parameters}
+    if tool.kind == "web_search":
+        return {"tool": "web_search"}
+    raw = tool.raw
+    return {"tool": raw.get("type") if isinstance(raw, Mapping) else None,
+            "name": raw.get("name") if isinstance(raw, Mapping) else None}
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+# -- the cassette -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cassette:
+    """One recorded exchange (see the module docstring for its files)."""
+
+    client: RequestFormat
+    """The client's format."""
+    request: Mapping[str, Any]
+    """The client's request body."""
+    model: str | None
+    """The client's model (a gemini client's, from its URL)."""
+    stream: bool
+    """Whether the client asked for a stream."""
+    upstream: str
+    """The upstream's name (its format, for the gateway's one upstream)."""
+    upstream_format: RequestFormat
+    upstream_model: str | None
+    upstream_request: Mapping[str, Any]
+    status: int
+    """The upstream's HTTP status."""
+    headers: Mapping[str, str]
+    """The upstream's answer headers that matter (`UPSTREAM_HEADERS`)."""
+    body: bytes
+    """The upstream's answer body, as it arrived (content-encoding undone)."""
+    chunks: tuple[tuple[int, float], ...]
+    """How `body` arrived: (bytes, seconds since the request was sent) per chunk."""
+    answer: bytes
+    """What the client got: its stream or its final object."""
+    answer_headers: Mapping[str, str]
+    losses: tuple[Loss, ...] = ()
+    """The loss report of the exchange: the request's translation and the answer's."""
+    created: int = 0
+    """When it was recorded (Unix seconds): the clock of its playback."""
+    key: str = field(default="")
+    """The matching key (`conversation_key`); computed from `request` when not given."""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            object.__setattr__(self, "key", conversation_key(self.conversation))
+
+    @property
+    def conversation(self) -> dict[str, Any]:
+        """The matching document of the recorded request (`conversation`)."""
+        return conversation(self.request, source=self.client, model=self.model)
+
+    @property
+    def name(self) -> str:
+        """Its folder's name: the client's model and the key's first twelve digits."""
+        slug = re.sub(r"[^a-z0-9.]+", "-", (self.model or "").lower()).strip("-.")[:48]
+        return f"{slug or 'request'}-{self.key[:12]}"
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the upstream's answer is a stream."""
+        return self.headers.get("content-type", "").startswith(_SSE)
+
+    def ids(self) -> Callable[[str], str]:
+        """The id factory of its playback (`cassette_ids`)."""
+        return cassette_ids(self.key)
+
+    def clock(self) -> float:
+        """The clock of its playback: the time it was recorded."""
+        return float(self.created)
+
+    def timed_body(self) -> Iterator[tuple[bytes, float]]:
+        """The upstream's body as it arrived: (chunk, seconds since the request was sent)."""
+        offset = 0
+        for length, at in self.chunks:
+            yield self.body[offset:offset + length], at
+            offset += length
+        if offset < len(self.body):  # a body without timing (written by hand)
+            yield self.body[offset:], self.chunks[-1][1] if self.chunks else 0.0
+
+    def upstream_answer(self, stream: bool) -> tuple[str, list[tuple[bytes, float]]]:
+        """The upstream's answer as a stream (`stream`) or as its final object, whichever was
+        recorded: (content type, timed chunks). A stream asked of a recorded final object is
+        the object replayed (`translate.replay`), an object asked of a recorded stream the
+        stream collected, both at the time the recorded answer ended."""
+        fmt: Format = self.upstream_format
+        if stream == self.streamed or self.status >= 300:
+            return self.headers.get("content-type", "application/json"), list(self.timed_body())
+        end = self.chunks[-1][1] if self.chunks else 0.0
+        if stream:
+            obj = json.loads(self.body)
+            return (f"{_SSE}; charset=utf-8",
+                    [(b"".join(replay(obj, source=fmt, target=fmt)), end)])
+        obj = collect([self.body], source=fmt)
+        return "application/json", [(json.dumps(obj).encode(), end)]
+
+
+def cassette_ids(key: str) -> Callable[[str], str]:
+    """The id factory of a conversation's recording and of its playback: the same ids every
+    time, different from another conversation's (`prefix` + 12 key digits + a counter), so a
+    client of the recorded format gets the recorded answer byte for byte."""
+    counter = itertools.count(1)
+    seed = key[:12]
+    return lambda prefix: f"{prefix}{seed}{next(counter):012d}"
+
+
+# -- files ----------------------------------------------------------------------------------------
+
+
+def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = ()) -> Path:
+    """Write `cassette` into its folder under `directory` (replacing what a recording of the
+    same conversation wrote there), with every one of `secrets` replaced by `REDACTED`;
+    returns the folder."""
+    folder = Path(directory) / cassette.name
+    folder.mkdir(parents=True, exist_ok=True)
+    hide = _redactor(secrets)
+    up = "upstream.sse" if cassette.streamed else "upstream.json"
+    answer = "answer.sse" if cassette.answer_headers.get("content-type", "").startswith(
+        _SSE) else "answer.json"
+    head = {
+        "cassette": VERSION,
+        "key": cassette.key,
+        "created": cassette.created,
+        "client": {"format": cassette.client, "model": cassette.model,
+                   "stream": cassette.stream, "request": "request.json"},
+        "upstream": {"name": cassette.upstream, "format": cassette.upstream_format,
+                     "model": cassette.upstream_model,
+                     "request": "upstream-request.json", "status": cassette.status,
+                     "headers": _kept(cassette.headers, UPSTREAM_HEADERS), "body": up,
+                     "timing": "upstream.timing"},
+        "answer": {"headers": _kept(cassette.answer_headers, ANSWER_HEADERS), "body": answer},
+        "losses": [{"stage": loss.stage, "format": loss.format, "what": loss.what,
+                    "detail": loss.detail, "count": loss.count} for loss in cassette.losses],
+    }
+    files = {
+        "head.json": _json_file(head),
+        "request.json": _json_file(cassette.request),
+        "upstream-request.json": _json_file(cassette.upstream_request),
+        up: cassette.body,
+        "upstream.timing": "".join(f"{length} {round(at * 1000)}\n"
+                                   for length, at in cassette.chunks).encode(),
+        answer: cassette.answer,
+    }
+    for stale in {"upstream.sse", "upstream.json", "answer.sse", "answer.json"} - set(files):
+        (folder / stale).unlink(missing_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(hide(data))
+    return folder
+
+
+def load(folder: str | Path) -> Cassette:
+    """The cassette in `folder` (`CassetteError` naming the file when it cannot be read)."""
+    folder = Path(folder)
+    head = _read_json(folder / "head.json")
+    try:
+        if head.get("cassette") != VERSION:
+            raise CassetteError(f"{folder / 'head.json'}: cassette layout "
+                                f"{head.get('cassette')!r}, this version reads {VERSION}")
+        client, up, answer = head["client"], head["upstream"], head["answer"]
+        body = _read_bytes(folder / up["body"])
+        chunks = tuple(_timing(folder / up["timing"]))
+        if sum(length for length, _ in chunks) not in (0, len(body)):
+            raise CassetteError(f"{folder / up['timing']}: its chunks add up to "
+                                f"{sum(length for length, _ in chunks)} bytes, "
+                                f"{up['body']} has {len(body)}")
+        return Cassette(
+            client=client["format"], request=_read_json(folder / client["request"]),
+            model=client["model"], stream=client["stream"], upstream=up["name"],
+            upstream_format=up["format"], upstream_model=up["model"],
+            upstream_request=_read_json(folder / up["request"]), status=up["status"],
+            headers=up["headers"], body=body, chunks=chunks,
+            answer=_read_bytes(folder / answer["body"]), answer_headers=answer["headers"],
+            losses=tuple(Loss(**loss) for loss in head.get("losses", ())),
+            created=head.get("created", 0))
+    except (KeyError, TypeError) as exc:
+        raise CassetteError(f"{folder / 'head.json'}: not a cassette head ({exc!r} is "
+                            "missing or malformed)") from None
+
+
+class Shelf:
+    """The cassettes of a folder, by matching key."""
+
+    def __init__(self, cassettes: Iterable[Cassette]) -> None:
+        self.cassettes: dict[str, Cassette] = {}
+        for cassette in cassettes:
+            self.cassettes[cassette.key] = cassette
+        self.documents = {key: c.conversation for key, c in self.cassettes.items()}
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Shelf:
+        """Every cassette folder under `directory` (an empty or missing folder: none)."""
+        root = Path(directory)
+        heads = sorted(root.glob("*/head.json")) if root.is_dir() else []
+        return cls(load(head.parent) for head in heads)
+
+    def __len__(self) -> int:
+        return len(self.cassettes)
+
+    def find(self, doc: Mapping[str, Any]) -> Cassette | None:
+        """The cassette recorded for this `conversation`, or None."""
+        return self.cassettes.get(conversation_key(doc))
+
+    def by_name(self, name: str) -> Cassette | None:
+        return next((c for c in self.cassettes.values() if c.name == name), None)
+
+    def closest(self, doc: Mapping[str, Any]) -> tuple[Cassette, list[str]] | None:
+        """The cassette whose conversation differs least from `doc` (the fewest differing
+        fields, the same model first), with where they differ; None on an empty shelf."""
+        best: tuple[tuple[int, int], Cassette, list[str]] | None = None
+        for key, other in self.documents.items():
+            found = differences(doc, other, limit=1000)
+            score = (other.get("model") != doc.get("model"), len(found))
+            if best is None or score < best[0]:
+                best = (score, self.cassettes[key], found)
+        return None if best is None else (best[1], best[2][:3])
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _redactor(secrets: Iterable[str]) -> Callable[[bytes], bytes]:
+    """Replaces each secret (longest first, so one inside another goes whole)."""
+    found = sorted({s.encode() for s in secrets if s}, key=len, reverse=True)
+    mark = REDACTED.encode()
+
+    def hide(data: bytes) -> bytes:
+        for secret in found:
+            data = data.replace(secret, mark)
+        return data
+
+    return hide
+
+
+def _kept(headers: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    lowered = {k.lower(): v for k, v in headers.items()}
+    return {name: lowered[name] for name in names if name in lowered}
+
+
+def _json_file(value: Any) -> bytes:
+    return (json.dumps(value, indent=1, ensure_ascii=False) + "\n").encode()
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CassetteError(f"{path}: cannot read it ({exc.strerror})") from None
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        value = json.loads(_read_bytes(path))
+    except ValueError as exc:
+        raise CassetteError(f"{path}: not JSON ({exc})") from None
+    if not isinstance(value, dict):
+        raise CassetteError(f"{path}: a JSON object was expected")
+    return value
+
+
+def _timing(path: Path) -> Iterator[tuple[int, float]]:
+    if not path.exists():  # a cassette written by hand may leave it out
+        return
+    for number, line in enumerate(_read_bytes(path).decode().splitlines(), 1):
+        try:
+            length, at = line.split()
+            yield int(length), int(at) / 1000
+        except ValueError:
+            raise CassetteError(f"{path}:{number}: expected '<bytes> <milliseconds>', "
+                                f"got {line[:40]!r}") from None

@@ -1,0 +1,249 @@
+"""Record and replay: the gateway's exchanges as cassettes (`translate.cassette`), and
+cassettes as an upstream.
+
+`serve --record DIR`: each answered exchange is written to DIR when its answer ends: the
+client's request, the upstream's request, the upstream's answer as it arrived (`Recording`
+taps its chunks and their times), the client's answer and the loss report. The keys the
+gateway holds and the key the client presented are given to `cassette.save`, which writes
+none of them.
+
+`serve --replay DIR`: a request whose conversation a cassette holds goes to that cassette
+instead of an upstream (`Cassettes.plan`): a hop to an `Upstream` named `replay:<cassette>`
+whose URL is on `REPLAY_HOST`, which `CassetteTransport` answers, mounted on the upstream
+client. Everything after is the gateway's ordinary path (the request translated to the
+cassette's upstream format, its answer translated back), so a client of any format gets it.
+The recorded chunk times are kept with `--replay-timing recorded`. A miss is refused in the
+client's format naming the closest cassette and where it differs, or, with
+`--replay-misses upstream`, goes to the configured upstream and is recorded into DIR.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+import httpx2
+
+from ..cassette import Cassette, Shelf, cassette_ids, conversation, conversation_key, save
+from ..report import Loss
+from .refusal import refuse
+from .settings import REPLAY_HOST, Settings, Upstream
+
+if TYPE_CHECKING:
+    from ..request import RequestFormat
+
+__all__ = ["CassetteTransport", "Cassettes", "Recording"]
+
+log = logging.getLogger("translate.gateway")
+
+_REPLAY: Final = "replay:"
+
+
+class Recording:
+    """One exchange on its way to a cassette: what went up, and the chunks as they came."""
+
+    def __init__(self, directory: Path, secrets: tuple[str, ...], client: RequestFormat,
+                 request: Mapping[str, Any], model: str | None, stream: bool,
+                 upstream: Upstream, upstream_model: str | None,
+                 upstream_request: Mapping[str, Any]) -> None:
+        self.directory = directory
+        self.secrets = secrets
+        self.fields: dict[str, Any] = dict(
+            client=client, request=request, model=model, stream=stream, upstream=upstream.name,
+            upstream_format=upstream.format, upstream_model=upstream_model,
+            upstream_request=upstream_request, created=int(time.time()))
+        self.key = conversation_key(conversation(request, source=client, model=model))
+        self.created: int = self.fields["created"]
+        self.sent = time.monotonic()
+        self.chunks: list[tuple[bytes, float]] = []
+        self.answer: list[bytes] = []
+        self.status = 0
+        self.headers: Mapping[str, str] = {}
+        self.losses: list[Loss] = []
+
+    def answered(self, response: httpx2.Response, request_losses: Iterable[Loss]) -> None:
+        """The upstream's answer has come: its status and headers, and what the request's
+        translation lost."""
+        self.status, self.headers = response.status_code, response.headers
+        self.losses = list(request_losses)
+
+    def whole(self, body: bytes) -> bytes:
+        """A final object, kept as one chunk at the time it was read."""
+        self.chunks.append((body, time.monotonic() - self.sent))
+        return body
+
+    def ids(self) -> Callable[[str], str]:
+        return cassette_ids(self.key)
+
+    def clock(self) -> float:
+        return float(self.created)
+
+    async def upstream_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+        """`chunks`, each kept with its time since the request was sent."""
+        keep, sent = self.chunks.append, self.sent
+        try:
+            async for chunk in chunks:
+                keep((chunk, time.monotonic() - sent))
+                yield chunk
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    async def answer_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+        """`chunks` (the client's answer), each kept."""
+        keep = self.answer.append
+        try:
+            async for chunk in chunks:
+                keep(chunk)
+                yield chunk
+        finally:
+            aclose = getattr(chunks, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    def finish(self, answer_headers: Mapping[str, str], answer_losses: Iterable[Loss], *,
+               complete: bool = True, body: bytes | None = None) -> Path | None:
+        """Write the cassette, with the client's answer (`body`, else the chunks kept by
+        `answer_chunks`); an answer cut short by the client or a shutdown is not written."""
+        if not complete:
+            log.info("not recorded: the answer did not end (%s)", self.key[:12])
+            return None
+        cassette = Cassette(**self.fields, status=self.status, headers=self.headers,
+                            body=b"".join(chunk for chunk, _ in self.chunks),
+                            chunks=tuple((len(c), at) for c, at in self.chunks),
+                            answer=b"".join(self.answer) if body is None else body,
+                            answer_headers=answer_headers,
+                            losses=(*self.losses, *answer_losses), key=self.key)
+        try:
+            folder = save(cassette, self.directory, secrets=self.secrets)
+        except OSError as exc:
+            log.error("cassette %s not written: %s", cassette.name, exc)
+            return None
+        log.info("recorded %s", folder.name)
+        return folder
+
+
+class Cassettes:
+    """The gateway's recorder and its shelf of cassettes (either, both or neither)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.record = Path(settings.record) if settings.record else None
+        self.shelf = Shelf.load(settings.replay) if settings.replay else None
+        self.misses = settings.replay_misses
+        if settings.replay and self.misses == "upstream" and self.record is None:
+            self.record = Path(settings.replay)  # a miss goes up and is recorded for next time
+        self.pace = settings.replay_timing == "recorded"
+        self.secrets = _configured_secrets(settings)
+        self.upstreams: dict[str, tuple[Upstream, Cassette]] = {}
+        if self.shelf is not None:
+            for cassette in self.shelf.cassettes.values():
+                upstream = Upstream(_REPLAY + cassette.name,
+                                    f"http://{REPLAY_HOST}/{cassette.name}/v1",
+                                    cassette.upstream_format)
+                self.upstreams[upstream.name] = upstream, cassette
+            log.warning("replaying %d cassette(s) from %s; a miss %s", len(self.shelf),
+                        settings.replay, "goes to the upstream and is recorded"
+                        if self.misses == "upstream" else "is refused")
+
+    def plan(self, client: RequestFormat, body: Mapping[str, Any], model: str | None
+             ) -> list[tuple[Upstream, str | None]] | None:
+        """With a shelf: the hop to the cassette holding this conversation; a miss is refused
+        (or None: the route's own hops, with `replay_misses` `upstream`)."""
+        if self.shelf is None:
+            return None
+        doc = conversation(body, source=client, model=model)
+        found = self.shelf.find(doc)
+        if found is not None:
+            upstream, cassette = self.upstreams[_REPLAY + found.name]
+            return [(upstream, cassette.upstream_model)]
+        if self.misses == "upstream":
+            return None
+        closest = self.shelf.closest(doc)
+        if closest is None:
+            message = "no cassette matches this request: the replay folder has none"
+        else:
+            message = (f"no cassette matches this request; the closest, {closest[0].name}, "
+                       f"differs at {'; '.join(closest[1])}")
+        log.warning("replay miss: %s", message)
+        raise refuse(client, "not_found", message, what="cassette")
+
+    def played(self, upstream: Upstream) -> Cassette | None:
+        """The cassette a replay hop plays (None for a real upstream)."""
+        entry = self.upstreams.get(upstream.name)
+        return None if entry is None else entry[1]
+
+    def recording(self, client: RequestFormat, call_body: Mapping[str, Any],
+                  model: str | None, stream: bool, upstream: Upstream,
+                  upstream_model: str | None, upstream_body: Mapping[str, Any],
+                  presented: str | None) -> Recording | None:
+        """A `Recording` of this hop, when recording (never of a cassette's own replay);
+        `presented`: the key the client sent, never written either."""
+        if self.record is None or upstream.name in self.upstreams:
+            return None
+        secrets = self.secrets + ((presented,) if presented else ())
+        return Recording(self.record, secrets, client, call_body, model, stream, upstream,
+                         upstream_model, upstream_body)
+
+    def transport(self) -> httpx2.AsyncBaseTransport | None:
+        """The transport answering `REPLAY_HOST` (None without a shelf)."""
+        if self.shelf is None:
+            return None
+        return CassetteTransport({name: c for name, (_, c) in self.upstreams.items()},
+                                 pace=self.pace)
+
+
+class CassetteTransport(httpx2.AsyncBaseTransport):
+    """Answers a request to `http://REPLAY_HOST/<cassette>/...` with that cassette's recorded
+    upstream answer: as a stream or a final object, as the request asks; with `pace`, each
+    chunk at its recorded time."""
+
+    def __init__(self, cassettes: Mapping[str, Cassette], *, pace: bool) -> None:
+        self.cassettes = {name.removeprefix(_REPLAY): c for name, c in cassettes.items()}
+        self.pace = pace
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        name = request.url.path.split("/")[1]
+        cassette = self.cassettes[name]
+        if cassette.upstream_format == "gemini":
+            stream = ":streamGenerateContent" in request.url.path
+        else:
+            stream = json.loads(await request.aread() or b"{}").get("stream") is True
+        content_type, timed = cassette.upstream_answer(stream)
+        headers = {**cassette.headers, "content-type": content_type}
+        return httpx2.Response(cassette.status, headers=headers,
+                               stream=_Timed(timed, self.pace))
+
+
+class _Timed(httpx2.AsyncByteStream):
+    """Chunks at their recorded times (since the request was sent), or at once."""
+
+    def __init__(self, timed: list[tuple[bytes, float]], pace: bool) -> None:
+        self.timed = timed
+        self.pace = pace
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        start = time.monotonic()
+        for chunk, at in self.timed:
+            if self.pace:
+                await anyio.sleep(max(0.0, start + at - time.monotonic()))
+            yield chunk
+
+
+def _configured_secrets(settings: Settings) -> tuple[str, ...]:
+    """Every key the gateway's configuration holds, for `cassette.save` to leave out."""
+    found = [upstream.api_key for upstream in settings.upstreams]
+    found += [value for upstream in settings.upstreams
+              for value in upstream.extra_headers.values()]
+    found += [settings.client_key] + [key for _, key in settings.client_keys]
+    if settings.reasoning_key is not None:
+        found += [settings.reasoning_key.hex()]
+        with contextlib.suppress(UnicodeDecodeError):  # a --reasoning-key-env value
+            found.append(settings.reasoning_key.decode())
+    return tuple(secret for secret in found if secret)
