@@ -63,6 +63,23 @@ def encode_events(format: str, events: Iterable[Any], **options: Any) -> bytes:
     return b"".join(encoder.encode(event) for event in events) + encoder.end()
 
 
+def chat_events(texts: list[str], input_tokens: int) -> list[Any]:
+    """A chat upstream's text answer in IR events: one delta per text, a token each."""
+    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
+
+    return [MessageStart(origin="chat", id="c1", model="up"), BlockStart(index=0, kind="text"),
+            *[TextDelta(index=0, text=text) for text in texts], BlockEnd(index=0),
+            Usage(input_tokens=input_tokens, output_tokens=len(texts)), Stop(reason="end_turn")]
+
+
+def chat_stream(*texts: str) -> bytes:
+    """A chat upstream's streamed text answer (`chat_events`), the same bytes every time."""
+    from translate.testing import FIXED_TIME, counting_id_factory
+
+    return encode_events("chat", chat_events(list(texts), 1),
+                         id_factory=counting_id_factory(), clock=lambda: FIXED_TIME)
+
+
 def format_ready(format: str) -> bool:
     """Whether a format's package exists. The environment variable TRANSLATE_TEST_FORMATS
     (e.g. "chat,images") narrows the set while one format is being reworked."""

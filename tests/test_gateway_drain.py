@@ -21,9 +21,9 @@ pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 anthropic = pytest.importorskip("anthropic")
 
-from tests.conftest import encode_events  # noqa: E402
+from tests.conftest import chat_events, encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, wait_healthy  # noqa: E402
-from tests.test_gateway_security import _free_port, chat_events  # noqa: E402
+from tests.test_gateway_security import _free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 GRACE = 2.0

@@ -21,9 +21,9 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from tests.conftest import encode_events  # noqa: E402
+from tests.conftest import chat_events, encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, running_gateway, wait_healthy  # noqa: E402
-from tests.test_gateway_security import chat_events, chat_text  # noqa: E402
+from tests.test_gateway_security import chat_text  # noqa: E402
 from translate.gateway import Settings, serve  # noqa: E402
 from translate.gateway.config import ConfigError, load_config  # noqa: E402
 from translate.gateway.settings import Hop, Route, Upstream  # noqa: E402

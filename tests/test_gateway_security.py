@@ -19,22 +19,13 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from tests.conftest import encode_events  # noqa: E402
+from tests.conftest import chat_events, encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
 from translate.gateway import serve  # noqa: E402
 from translate.gateway.redact import redact  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CHAT = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]}
-
-
-def chat_events(texts: list[str], input_tokens: int) -> list[Any]:
-    """A chat upstream's text answer in IR events: one delta per text, a token each."""
-    from translate.events import BlockEnd, BlockStart, MessageStart, Stop, TextDelta, Usage
-
-    return [MessageStart(origin="chat", id="c1", model="up"), BlockStart(index=0, kind="text"),
-            *[TextDelta(index=0, text=text) for text in texts], BlockEnd(index=0),
-            Usage(input_tokens=input_tokens, output_tokens=len(texts)), Stop(reason="end_turn")]
 
 
 def chat_text(served: Served | None = None) -> Script:

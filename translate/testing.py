@@ -14,6 +14,16 @@ are made deterministic (counting ids, a fixed clock) unless you pass your own `i
 `clock`. A second call in the same test gets the suffix `.1`, `.2`, ...; pass `name="..."` for a
 readable one.
 
+`translate_cassettes` does the same for recorded traffic (`serve --record DIR`,
+`translate.cassette`): every cassette in a folder, its recorded upstream answer converted by
+the current library into each client format, with the cassette's own ids and clock:
+
+    def test_recorded_traffic(translate_cassettes):
+        translate_cassettes("tests/cassettes")
+
+writes `<cassette>.<format>.sse` and `.json` per cassette and format, so a change of the
+library (or a re-recorded upstream) shows as a snapshot diff.
+
 This module owns only the test-time glue. It imports syrupy lazily enough that a project with
 pytest but without syrupy still runs; the fixture then fails with an explanation.
 """
@@ -21,11 +31,13 @@ pytest but without syrupy still runs; the fixture then fails with an explanation
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Literal
 
 import pytest
 
+from .cassette import Shelf
 from .convert import convert
 from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
@@ -34,13 +46,19 @@ from .formats._base import FIXED_TIME, counting_id_factory
 from .report import Loss, LossReport
 
 __all__ = [
+    "CLIENT_FORMATS",
     "FIXED_TIME",
+    "TranslateCassettes",
     "TranslateSnapshot",
     "counting_id_factory",
     "event_lines",
     "run_conversion",
+    "translate_cassettes",
     "translate_snapshot",
 ]
+
+CLIENT_FORMATS: tuple[Format, ...] = ("chat", "responses", "messages", "gemini")
+"""The formats `translate_cassettes` converts each cassette to by default."""
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion
@@ -164,3 +182,40 @@ def translate_snapshot(request: pytest.FixtureRequest) -> TranslateSnapshot:
     except pytest.FixtureLookupError:
         pytest.fail("translate_snapshot needs syrupy: pip install syrupy", pytrace=False)
     return TranslateSnapshot(snapshot)
+
+
+class TranslateCassettes:
+    """What the `translate_cassettes` fixture returns; call it once per cassette folder."""
+
+    def __init__(self, snapshot: SnapshotAssertion) -> None:
+        self._snapshot = TranslateSnapshot(snapshot)
+
+    def __call__(self, folder: str | os.PathLike[str], *,
+                 targets: Iterable[Format] = CLIENT_FORMATS) -> dict[str, dict[str, bytes]]:
+        """Convert each cassette's recorded upstream answer (as a stream) to each of
+        `targets` and compare with the stored snapshots (`<cassette>.<format>`); returns the
+        outputs by cassette name and format. A folder without cassettes fails the test."""
+        shelf = Shelf.load(os.fspath(folder))
+        if not len(shelf):
+            pytest.fail(f"translate_cassettes: no cassettes in {os.fspath(folder)} (record "
+                        "some with stream-translate serve --record DIR)", pytrace=False)
+        outputs: dict[str, dict[str, bytes]] = {}
+        for cassette in sorted(shelf.cassettes.values(), key=lambda c: c.name):
+            _, timed = cassette.upstream_answer(stream=True)
+            chunks = [chunk for chunk, _ in timed]  # the recorded chunk boundaries
+            for target in targets:
+                outputs.setdefault(cassette.name, {})[target] = self._snapshot(
+                    chunks, source=cassette.upstream_format, target=target, on_error="emit",
+                    name=f"{cassette.name}.{target}", id_factory=cassette.ids(),
+                    clock=cassette.clock)
+        return outputs
+
+
+@pytest.fixture
+def translate_cassettes(request: pytest.FixtureRequest) -> TranslateCassettes:
+    """Snapshot every cassette of a folder converted to each client format."""
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        pytest.fail("translate_cassettes needs syrupy: pip install syrupy", pytrace=False)
+    return TranslateCassettes(snapshot)

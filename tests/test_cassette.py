@@ -1,0 +1,178 @@
+"""translate.cassette without a gateway: the matching key, misses, files, playback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import chat_stream
+from translate import collect
+from translate.cassette import (
+    REDACTED,
+    Cassette,
+    CassetteError,
+    Shelf,
+    conversation,
+    conversation_key,
+    differences,
+    load,
+    save,
+)
+
+SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+# One conversation (an instruction, a question, a tool call and its result) in each format.
+SAME: dict[str, tuple[dict[str, Any], str | None]] = {
+    "chat": ({"model": "m1", "messages": [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "Weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [{
+            "id": "call_abc", "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "call_abc", "content": "sunny"}],
+        "tools": [{"type": "function", "function": {
+            "name": "get_weather", "description": "Weather", "parameters": SCHEMA}}]}, None),
+    "messages": ({"model": "m1", "max_tokens": 100, "system": "Be brief.", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Weather in Paris?"}]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+             "input": {"city": "Paris"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny"}]}],
+        "tools": [{"name": "get_weather", "description": "Weather", "input_schema": SCHEMA}]},
+        None),
+    "responses": ({"model": "m1", "instructions": "Be brief.", "input": [
+        {"role": "user", "content": "Weather in Paris?"},
+        {"type": "function_call", "call_id": "c9", "name": "get_weather",
+         "arguments": '{"city":"Paris"}'},
+        {"type": "function_call_output", "call_id": "c9", "output": "sunny"}],
+        "tools": [{"type": "function", "name": "get_weather", "description": "Weather",
+                   "parameters": SCHEMA}]}, None),
+    "gemini": ({"systemInstruction": {"parts": [{"text": "Be brief."}]}, "contents": [
+        {"role": "user", "parts": [{"text": "Weather in Paris?"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "get_weather",
+                                                      "args": {"city": "Paris"}}}]},
+        {"role": "user", "parts": [{"functionResponse": {
+            "name": "get_weather", "response": {"result": "sunny"}}}]}],
+        "tools": [{"functionDeclarations": [{"name": "get_weather", "description": "Weather",
+                                             "parameters": SCHEMA}]}]}, "m1"),
+}
+
+
+def _key(fmt: str, body: dict[str, Any], model: str | None = None) -> str:
+    return conversation_key(conversation(body, source=fmt, model=model))  # type: ignore[arg-type]
+
+
+def test_the_same_conversation_has_one_key_in_every_format() -> None:
+    keys = {fmt: _key(fmt, body, model) for fmt, (body, model) in SAME.items()}
+    assert len(set(keys.values())) == 1, keys
+
+
+@pytest.mark.parametrize("volatile", [
+    {"metadata": {"user_id": "u-1"}}, {"user": "someone"}, {"temperature": 0.2},
+    {"stream": True, "stream_options": {"include_usage": True}}, {"store": False},
+    {"prompt_cache_key": "abc"}, {"max_completion_tokens": 17}, {"seed": 4}])
+def test_volatile_fields_are_not_part_of_the_key(volatile: dict[str, Any]) -> None:
+    body = SAME["chat"][0]
+    assert _key("chat", {**body, **volatile}) == _key("chat", body)
+
+
+def test_call_ids_count_by_order_and_the_content_counts() -> None:
+    body = json.loads(json.dumps(SAME["chat"][0]).replace("call_abc", "call_zzz"))
+    assert _key("chat", body) == _key("chat", SAME["chat"][0])
+    for changed in ('Paris\\"}', "sunny", "Be brief.", "get_weather", "Weather in"):
+        other = json.loads(json.dumps(SAME["chat"][0]).replace(
+            changed, "x" + changed, 1))
+        assert _key("chat", other) != _key("chat", SAME["chat"][0]), changed
+    assert _key("chat", {**SAME["chat"][0], "model": "m2"}) != _key("chat", SAME["chat"][0])
+
+
+def test_differences_name_the_field_and_both_values() -> None:
+    ours = conversation({"model": "m1", "messages": [{"role": "user", "content": "Rome?"}]},
+                        source="chat")
+    theirs = conversation(*SAME["gemini"][:1], source="gemini", model="m1")
+    found = differences(ours, theirs)
+    assert found[0] == "system: \"\" vs \"Be brief.\""
+    assert 'turns[0].parts[0].text: "Rome?" vs "Weather in Paris?"' in found
+    assert len(found) == 3 and differences(ours, ours) == []
+    long = differences({"a": "x" * 100}, {"a": "y"})[0]
+    assert len(long) < 100 and long.endswith('vs "y"')
+
+
+def _cassette(text: str = "Sunny.", **fields: Any) -> Cassette:
+    body = chat_stream(text)
+    values: dict[str, Any] = dict(
+        client="messages", request=SAME["messages"][0], model="m1", stream=True,
+        upstream="chat", upstream_format="chat", upstream_model="m1",
+        upstream_request=SAME["chat"][0], status=200,
+        headers={"content-type": "text/event-stream"}, body=body,
+        chunks=((len(body) - 14, 0.25), (14, 0.5)), answer=b"event: ping\n\n",
+        answer_headers={"content-type": "text/event-stream; charset=utf-8"}, created=1_765_000_000)
+    values.update(fields)
+    return Cassette(**values)
+
+
+def test_a_cassette_saves_and_loads_as_it_was(tmp_path: Path) -> None:
+    cassette = _cassette()
+    folder = save(cassette, tmp_path)
+    assert folder.name == f"m1-{cassette.key[:12]}"
+    assert load(folder) == cassette
+    assert (folder / "upstream.timing").read_text() == f"{len(cassette.body) - 14} 250\n14 500\n"
+    assert save(cassette, tmp_path) == folder  # again: the same folder, the same bytes
+    assert Shelf.load(tmp_path).find(conversation(*SAME["gemini"][:1], source="gemini",
+                                                  model="m1")) == cassette
+
+
+def test_every_secret_is_replaced_in_every_file(tmp_path: Path) -> None:
+    secret = "sk-secret-0123456789"
+    cassette = _cassette(f"the key is {secret}", request={**SAME["messages"][0],
+                                                          "metadata": {"user_id": secret}})
+    folder = save(cassette, tmp_path, secrets=[secret, ""])
+    for path in folder.iterdir():
+        assert secret.encode() not in path.read_bytes(), path.name
+    assert REDACTED.encode() in (folder / "upstream.sse").read_bytes()
+    assert REDACTED in (folder / "request.json").read_text()
+
+
+def test_a_stream_plays_as_an_object_and_an_object_as_a_stream() -> None:
+    cassette = _cassette()
+    kind, timed = cassette.upstream_answer(stream=True)
+    assert kind == "text/event-stream" and [at for _, at in timed] == [0.25, 0.5]
+    assert b"".join(chunk for chunk, _ in timed) == cassette.body
+    kind, timed = cassette.upstream_answer(stream=False)
+    obj = json.loads(timed[0][0])
+    assert kind == "application/json" and obj["choices"][0]["message"]["content"] == "Sunny."
+    as_object = _cassette(body=json.dumps(obj).encode(), chunks=(),
+                          headers={"content-type": "application/json"})
+    kind, timed = as_object.upstream_answer(stream=True)
+    assert kind.startswith("text/event-stream")
+    assert collect([timed[0][0]], source="chat")["choices"][0]["message"]["content"] == "Sunny."
+
+
+def test_ids_are_the_same_for_one_conversation_and_differ_between_two() -> None:
+    one, same, other = _cassette().ids(), _cassette().ids(), _cassette(
+        request={**SAME["messages"][0], "system": "Be long."}).ids()
+    assert one("msg_") == same("msg_") != other("msg_")
+    assert one("msg_") != same("call_")
+
+
+@pytest.mark.parametrize(("file", "content", "says"), [
+    ("head.json", b"{", "head.json: not JSON"),
+    ("head.json", b'{"cassette": 9}', "cassette layout 9"),
+    ("head.json", b'{"cassette": 1}', "not a cassette head"),
+    ("upstream.timing", b"12\n", "upstream.timing:1: expected '<bytes> <milliseconds>'"),
+    ("upstream.timing", b"1 5\n", "its chunks add up to 1 bytes"),
+    ("upstream.sse", None, "upstream.sse: cannot read it"),
+])
+def test_a_broken_cassette_names_its_file(tmp_path: Path, file: str, content: bytes | None,
+                                          says: str) -> None:
+    folder = save(_cassette(), tmp_path)
+    if content is None:
+        (folder / file).unlink()
+    else:
+        (folder / file).write_bytes(content)
+    with pytest.raises(CassetteError, match=says.replace("(", r"\(").replace("*", r"\*")):
+        load(folder)
