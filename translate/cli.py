@@ -64,6 +64,7 @@ examples:
   stream-translate --example chat-tools --collect --to messages
   stream-translate --from messages --from-object --to chat message.json
   stream-translate serve --demo chat-tools      (the gateway: stream-translate serve --help)
+  stream-translate cassettes list DIR           (recorded exchanges: serve --record DIR)
 
 Exit status: 0 converted (also when the upstream was truncated: the output then ends in the
 target's error shape and a note goes to stderr); 1 bad input; 2 usage error.
@@ -160,6 +161,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"-e '.[gateway]'); missing: {exc.name or exc}\n")
             return 2
         return serve(arguments[1:])
+    if arguments[:1] == ["cassettes"]:  # recorded exchanges (translate/cli_cassettes.py)
+        from .cli_cassettes import main as cassettes
+
+        return cassettes(arguments[1:])
     parser = _parser()
     args = parser.parse_args(argv)
     stdout: BinaryIO = sys.stdout.buffer
