@@ -177,11 +177,15 @@ class TranslateSnapshot:
 @pytest.fixture
 def translate_snapshot(request: pytest.FixtureRequest) -> TranslateSnapshot:
     """Snapshot a conversion as `.sse` bytes and its IR events (with the loss report) as JSON."""
+    return TranslateSnapshot(_syrupy(request, "translate_snapshot"))
+
+
+def _syrupy(request: pytest.FixtureRequest, fixture: str) -> SnapshotAssertion:
+    """syrupy's `snapshot` fixture, or the test fails saying `fixture` needs syrupy."""
     try:
-        snapshot = request.getfixturevalue("snapshot")
+        return request.getfixturevalue("snapshot")  # type: ignore[no-any-return]
     except pytest.FixtureLookupError:
-        pytest.fail("translate_snapshot needs syrupy: pip install syrupy", pytrace=False)
-    return TranslateSnapshot(snapshot)
+        pytest.fail(f"{fixture} needs syrupy: pip install syrupy", pytrace=False)
 
 
 class TranslateCassettes:
@@ -214,8 +218,4 @@ class TranslateCassettes:
 @pytest.fixture
 def translate_cassettes(request: pytest.FixtureRequest) -> TranslateCassettes:
     """Snapshot every cassette of a folder converted to each client format."""
-    try:
-        snapshot = request.getfixturevalue("snapshot")
-    except pytest.FixtureLookupError:
-        pytest.fail("translate_cassettes needs syrupy: pip install syrupy", pytrace=False)
-    return TranslateCassettes(snapshot)
+    return TranslateCassettes(_syrupy(request, "translate_cassettes"))
