@@ -38,6 +38,7 @@ the recorded format gets the recorded answer byte for byte.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -50,7 +51,17 @@ from typing import Any, Final
 from .collect import collect, replay
 from .errors import TranslateError
 from .formats import Format
-from .neutral import Part, Request, RequestFormat
+from .neutral import (
+    Document,
+    Image,
+    Part,
+    Refusal,
+    Request,
+    RequestFormat,
+    Text,
+    ToolCall,
+    ToolResult,
+)
 from .report import Loss
 from .request import read_request
 
@@ -132,11 +143,11 @@ def conversation_key(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(doc).encode()).hexdigest()
 
 
-def differences(doc: Any, other: Any, *, limit: int = 3, path: str = "") -> list[str]:
+def differences(doc: Any, other: Any, *, limit: int = 3) -> list[str]:
     """Where two `conversation` documents differ, as `path: ours vs theirs` lines (values cut
     to a few dozen characters), at most `limit` of them, in document order."""
     found: list[str] = []
-    _walk(doc, other, path, found, limit)
+    _walk(doc, other, "", found, limit)
     return found
 
 
@@ -161,23 +172,20 @@ def _short(value: Any) -> str:
 
 
 def _part(part: Part, number: Callable[[str], str]) -> dict[str, Any] | None:
-    kind = part.kind
-    if kind == "text" or kind == "refusal":
-        return {kind: part.text} if part.text else None  # type: ignore[union-attr]
-    if kind == "image" or kind == "document":
-        data = part.data or ""  # type: ignore[union-attr]
-        return {kind: part.url or hashlib.sha256(data.encode()).hexdigest()[:16]}  # type: ignore[union-attr]
-    if kind == "tool_call":
-        return {"call": part.name, "arguments": _arguments(part.arguments),  # type: ignore[union-attr]
-                "id": number(part.id)}  # type: ignore[union-attr]
-    if kind == "tool_result":
-        content = [p for p in (_part(c, number) for c in part.content) if p is not None]  # type: ignore[union-attr]
-        return {"result": number(part.call_id), "content": _unwrapped(_joined_texts(content)),  # type: ignore[union-attr]
-                "error": part.is_error}  # type: ignore[union-attr]
-    if part.reasoning:  # type: ignore[union-attr]
+    if isinstance(part, Text | Refusal):
+        return {part.kind: part.text} if part.text else None
+    if isinstance(part, Image | Document):
+        return {part.kind: part.url or hashlib.sha256((part.data or "").encode()).hexdigest()[:16]}
+    if isinstance(part, ToolCall):
+        return {"call": part.name, "arguments": _arguments(part.arguments),
+                "id": number(part.id)}
+    if isinstance(part, ToolResult):
+        content = [p for p in (_part(c, number) for c in part.content) if p is not None]
+        return {"result": number(part.call_id), "content": _unwrapped(_joined_texts(content)),
+                "error": part.is_error}
+    if part.reasoning:
         return None  # a proof only its provider reads: different on every run
-    raw = part.raw  # type: ignore[union-attr]
-    return {"opaque": raw.get("type") if isinstance(raw, Mapping) else None}
+    return {"opaque": part.raw.get("type") if isinstance(part.raw, Mapping) else None}
 
 
 def _joined_texts(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -271,7 +279,7 @@ class Cassette:
         if not self.key:
             object.__setattr__(self, "key", conversation_key(self.conversation))
 
-    @property
+    @functools.cached_property  # read once: the key, a shelf's misses
     def conversation(self) -> dict[str, Any]:
         """The matching document of the recorded request (`conversation`)."""
         return conversation(self.request, source=self.client, model=self.model)
@@ -407,10 +415,7 @@ class Shelf:
     """The cassettes of a folder, by matching key."""
 
     def __init__(self, cassettes: Iterable[Cassette]) -> None:
-        self.cassettes: dict[str, Cassette] = {}
-        for cassette in cassettes:
-            self.cassettes[cassette.key] = cassette
-        self.documents = {key: c.conversation for key, c in self.cassettes.items()}
+        self.cassettes: dict[str, Cassette] = {c.key: c for c in cassettes}
 
     @classmethod
     def load(cls, directory: str | Path) -> Shelf:
@@ -426,18 +431,16 @@ class Shelf:
         """The cassette recorded for this `conversation`, or None."""
         return self.cassettes.get(conversation_key(doc))
 
-    def by_name(self, name: str) -> Cassette | None:
-        return next((c for c in self.cassettes.values() if c.name == name), None)
-
     def closest(self, doc: Mapping[str, Any]) -> tuple[Cassette, list[str]] | None:
         """The cassette whose conversation differs least from `doc` (the fewest differing
         fields, the same model first), with where they differ; None on an empty shelf."""
         best: tuple[tuple[int, int], Cassette, list[str]] | None = None
-        for key, other in self.documents.items():
+        for cassette in self.cassettes.values():
+            other = cassette.conversation
             found = differences(doc, other, limit=1000)
             score = (other.get("model") != doc.get("model"), len(found))
             if best is None or score < best[0]:
-                best = (score, self.cassettes[key], found)
+                best = (score, cassette, found)
         return None if best is None else (best[1], best[2][:3])
 
 

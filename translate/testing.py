@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 import pytest
 
@@ -43,6 +43,7 @@ from .errors import DecodeError
 from .events import EVENT_LIST, Error, Event
 from .formats import Format, decoder_class
 from .formats._base import FIXED_TIME, counting_id_factory
+from .neutral import RequestFormat
 from .report import Loss, LossReport
 
 __all__ = [
@@ -57,7 +58,7 @@ __all__ = [
     "translate_snapshot",
 ]
 
-CLIENT_FORMATS: tuple[Format, ...] = ("chat", "responses", "messages", "gemini")
+CLIENT_FORMATS: tuple[Format, ...] = get_args(RequestFormat)
 """The formats `translate_cassettes` converts each cassette to by default."""
 
 if TYPE_CHECKING:

@@ -49,7 +49,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from ..cassette import Cassette
 from ..errors import RequestError, TranslateError
 from ..events import ErrorKind
 from ..http_errors import HTTPError, error_for, request_id_headers
@@ -144,8 +143,6 @@ class Sent:
     """The `DROPPED_HEADER` of the answer (empty when nothing was dropped)."""
     recording: Recording | None = None
     """The exchange's recording (`serve --record`), or None."""
-    cassette: Cassette | None = None
-    """The cassette answering it (`serve --replay`), or None."""
 
 
 class Gateway:
@@ -326,8 +323,7 @@ class Gateway:
                                  outcome="upstream_error", next_hop=True) from None
         except Refusal as failed:  # the client still learns what its request lost
             raise failed.with_headers(dropped) if dropped else failed from None
-        sent = Sent(upstream, conversion, streaming, response, dropped, recording,
-                    self.cassettes.played(upstream))
+        sent = Sent(upstream, conversion, streaming, response, dropped, recording)
         return await self.answer(client, call, sent, chunks, access)
 
     def translate(self, request: Request, client: RequestFormat, call: Call,
@@ -374,7 +370,7 @@ class Gateway:
             options["tool_names"] = dict(conversion.tool_names)
         if conversion is not None and conversion.client_tools:  # a responses client's
             options["client_tools"] = dict(conversion.client_tools)
-        tape = sent.recording or sent.cassette
+        tape = sent.recording or self.cassettes.played(sent.upstream)
         if tape is not None:  # ids and clock of the conversation's cassette, every time
             options.update(id_factory=tape.ids(), clock=tape.clock)
         if not sent.streaming:

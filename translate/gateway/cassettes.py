@@ -59,7 +59,6 @@ class Recording:
             upstream_format=upstream.format, upstream_model=upstream_model,
             upstream_request=upstream_request, created=int(time.time()))
         self.key = conversation_key(conversation(request, source=client, model=model))
-        self.created: int = self.fields["created"]
         self.sent = time.monotonic()
         self.chunks: list[tuple[bytes, float]] = []
         self.answer: list[bytes] = []
@@ -73,40 +72,24 @@ class Recording:
         self.status, self.headers = response.status_code, response.headers
         self.losses = list(request_losses)
 
-    def whole(self, body: bytes) -> bytes:
+    def whole(self, body: bytes) -> None:
         """A final object, kept as one chunk at the time it was read."""
         self.chunks.append((body, time.monotonic() - self.sent))
-        return body
 
     def ids(self) -> Callable[[str], str]:
         return cassette_ids(self.key)
 
     def clock(self) -> float:
-        return float(self.created)
+        return float(self.fields["created"])
 
-    async def upstream_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    def upstream_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
         """`chunks`, each kept with its time since the request was sent."""
         keep, sent = self.chunks.append, self.sent
-        try:
-            async for chunk in chunks:
-                keep((chunk, time.monotonic() - sent))
-                yield chunk
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        return _tapped(chunks, lambda chunk: keep((chunk, time.monotonic() - sent)))
 
-    async def answer_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    def answer_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
         """`chunks` (the client's answer), each kept."""
-        keep = self.answer.append
-        try:
-            async for chunk in chunks:
-                keep(chunk)
-                yield chunk
-        finally:
-            aclose = getattr(chunks, "aclose", None)
-            if aclose is not None:
-                await aclose()
+        return _tapped(chunks, self.answer.append)
 
     def finish(self, answer_headers: Mapping[str, str], answer_losses: Iterable[Loss], *,
                complete: bool = True, body: bytes | None = None) -> Path | None:
@@ -128,6 +111,19 @@ class Recording:
             return None
         log.info("recorded %s", folder.name)
         return folder
+
+
+async def _tapped(chunks: AsyncIterator[bytes], keep: Callable[[bytes], object]
+                  ) -> AsyncGenerator[bytes, None]:
+    """`chunks`, each handed to `keep` on its way; closing this closes `chunks`."""
+    try:
+        async for chunk in chunks:
+            keep(chunk)
+            yield chunk
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 class Cassettes:
@@ -195,7 +191,7 @@ class Cassettes:
         """The transport answering `REPLAY_HOST` (None without a shelf)."""
         if self.shelf is None:
             return None
-        return CassetteTransport({name: c for name, (_, c) in self.upstreams.items()},
+        return CassetteTransport({c.name: c for c in self.shelf.cassettes.values()},
                                  pace=self.pace)
 
 
@@ -205,7 +201,8 @@ class CassetteTransport(httpx2.AsyncBaseTransport):
     chunk at its recorded time."""
 
     def __init__(self, cassettes: Mapping[str, Cassette], *, pace: bool) -> None:
-        self.cassettes = {name.removeprefix(_REPLAY): c for name, c in cassettes.items()}
+        self.cassettes = cassettes
+        """By name (the URL's first segment)."""
         self.pace = pace
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
