@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -90,6 +91,35 @@ def test_call_ids_count_by_order_and_the_content_counts() -> None:
     assert _key("chat", {**SAME["chat"][0], "model": "m2"}) != _key("chat", SAME["chat"][0])
 
 
+def _with_output(output: str, question: str = "Weather in Paris?") -> dict[str, Any]:
+    return json.loads(json.dumps(SAME["chat"][0]).replace('"sunny"', json.dumps(output))
+                      .replace("Weather in Paris?", question))
+
+
+def test_a_loose_match_lets_only_the_tool_output_differ() -> None:
+    recorded = _cassette(request=_with_output("Wall time: 0.0012 s\nsunny"), client="chat")
+    shelf = Shelf([recorded])
+    asked = conversation(_with_output("Wall time: 0.0031 s\nsunny"), source="chat")
+    assert shelf.find(asked) is None
+    assert shelf.find(asked, loose=True) is recorded
+    for other in (_with_output("sunny", "Weather in Rome?"),
+                  {**_with_output("sunny"), "model": "m2"}):
+        assert shelf.find(conversation(other, source="chat"), loose=True) is None
+    fewer = conversation({**SAME["chat"][0], "messages": SAME["chat"][0]["messages"][:2]},
+                         source="chat")
+    assert shelf.find(fewer, loose=True) is None  # the result itself is part of the shape
+
+
+def test_a_loose_match_refuses_to_choose_between_two_cassettes() -> None:
+    two = Shelf([_cassette(request=_with_output(f"run {n}: sunny"), client="chat")
+                 for n in (1, 2)])
+    assert len(two) == 2
+    assert two.find(conversation(_with_output("run 3: sunny"), source="chat"),
+                    loose=True) is None
+    assert two.find(conversation(_with_output("run 2: sunny"), source="chat"),
+                    loose=True) is not None  # the exact one still plays
+
+
 def test_differences_name_the_field_and_both_values() -> None:
     ours = conversation({"model": "m1", "messages": [{"role": "user", "content": "Rome?"}]},
                         source="chat")
@@ -99,7 +129,12 @@ def test_differences_name_the_field_and_both_values() -> None:
     assert 'turns[0].parts[0].text: "Rome?" vs "Weather in Paris?"' in found
     assert len(found) == 3 and differences(ours, ours) == []
     long = differences({"a": "x" * 100}, {"a": "y"})[0]
-    assert len(long) < 100 and long.endswith('vs "y"')
+    assert long == 'a at character 0: "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx... vs "y"'
+    prompt = "You are a coding agent. " * 4
+    parted = differences({"a": prompt + "cwd: /tmp/home/project"},
+                         {"a": prompt + "cwd: /tmp/home-replay/project"})[0]
+    assert parted == (f'a at character {len(prompt) + 14}: ..." /tmp/home/project" vs '
+                      '..." /tmp/home-replay/project"'), parted
 
 
 def _cassette(text: str = "Sunny.", **fields: Any) -> Cassette:
@@ -135,6 +170,37 @@ def test_every_secret_is_replaced_in_every_file(tmp_path: Path) -> None:
         assert secret.encode() not in path.read_bytes(), path.name
     assert REDACTED.encode() in (folder / "upstream.sse").read_bytes()
     assert REDACTED in (folder / "request.json").read_text()
+
+
+@pytest.mark.parametrize("cuts", [(), (13,), (5, 13), (3, 6, 9)], ids=str)
+def test_the_timing_follows_the_body_a_secret_is_replaced_in(tmp_path: Path,
+                                                              cuts: tuple[int, ...]) -> None:
+    """Chunk boundaries at `cuts` characters into the secret: the redacted body still adds up
+    to its timing, each secret goes whole into the chunk where it began, and every other
+    chunk keeps its length and time."""
+    secret = "sk-secret-0123456789"
+    body = chat_stream(f"one {secret} two {secret}")
+    at = body.index(secret.encode())
+    ends = sorted({10, *(at + cut for cut in cuts), len(body) - 5, len(body)})
+    chunks = tuple((b - a, k / 10) for k, (a, b) in enumerate(itertools.pairwise([0, *ends])))
+    folder = save(_cassette(body=body, chunks=chunks), tmp_path, secrets=[secret])
+    loaded = load(folder)
+    assert secret.encode() not in loaded.body
+    assert sum(length for length, _ in loaded.chunks) == len(loaded.body)
+    assert [when for _, when in loaded.chunks] == [when for _, when in chunks]
+    grown = len(REDACTED) - len(secret)
+    assert loaded.chunks[0] == chunks[0] and loaded.chunks[-1] == chunks[-1]
+    assert loaded.chunks[1][0] == (chunks[1][0] + 2 * grown if not cuts
+                                 else at - 10 + len(REDACTED))
+    assert [length for length, _ in loaded.chunks[2:len(cuts) + 1]] == [0] * (len(cuts) - 1)
+    _, timed = loaded.upstream_answer(stream=True)
+    assert b"".join(chunk for chunk, _ in timed) == loaded.body
+
+
+def test_a_value_too_short_to_be_a_key_is_not_replaced(tmp_path: Path) -> None:
+    """A local agent is often given the key `x`: replacing every x would wreck the files."""
+    folder = save(_cassette("max tokens"), tmp_path, secrets=["x", "short"])
+    assert load(folder) == _cassette("max tokens")
 
 
 def test_a_stream_plays_as_an_object_and_an_object_as_a_stream() -> None:

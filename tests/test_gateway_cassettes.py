@@ -243,6 +243,7 @@ def test_no_key_is_written_from_headers_query_or_bodies(tmp_path: Path) -> None:
     assert _secrets_in(tmp_path, UPSTREAM_KEY, CLIENT_KEY, ORG_HEADER) == {}
     assert all(REDACTED.encode() in (folder / "answer.sse").read_bytes()
                for folder in tmp_path.iterdir())
+    assert len(Shelf.load(tmp_path)) == 2  # the timing follows the redacted answers
 
 
 def test_a_key_the_client_presents_and_the_gateway_passes_on_is_not_written(
@@ -317,3 +318,39 @@ def test_recorded_timing_is_replayed_within_ten_percent(tmp_path: Path) -> None:
     paced = last_byte(replay_timing="recorded")
     assert abs(paced - recorded) <= 0.1 * recorded, (paced, recorded)
     assert last_byte() < 0.1 * recorded  # as fast as possible by default
+
+
+def test_an_agents_tool_output_may_differ_unless_the_match_is_exact(tmp_path: Path) -> None:
+    """Codex's shell output carries a random chunk id and the wall time: a replayed session
+    sends different tool output each run. The loose match (default) plays the one cassette
+    holding the rest of the conversation, in any client format; `exact` makes it a miss."""
+
+    def body(output: str) -> dict[str, Any]:
+        return {"model": MODEL, "stream": True, "tools": TOOLS["chat"], "messages": [
+            {"role": "user", "content": QUESTION},
+            {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                                                  "function": {"name": "get_weather",
+                                                               "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "call_1", "content": output}]}
+
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=chat_stream("Sunny."))
+        with running_gateway(Settings(upstream_url=upstream.url, upstream_format="chat",
+                                      timeout=10, record=str(tmp_path))) as gateway:
+            assert httpx.post(gateway + "/v1/chat/completions", timeout=10,
+                              json=body("Chunk ID: 6107ef\nWall time: 0.0012 s\nsunny")
+                              ).status_code == 200
+    again = body("Chunk ID: 0c81aa\nWall time: 0.0031 s\nsunny")
+    with _replaying(tmp_path) as gateway:
+        loose = httpx.post(gateway + "/v1/chat/completions", json=again, timeout=10)
+        other = httpx.post(gateway + "/v1/chat/completions", timeout=10, json={
+            **again, "messages": [{"role": "user", "content": "Weather in Rome?"},
+                                  *again["messages"][1:]]})
+    assert loose.status_code == 200 and b"Sunny." in loose.content
+    assert other.status_code == 404  # only the tool output may differ
+    with _replaying(tmp_path, replay_match="exact") as gateway:
+        exact = httpx.post(gateway + "/v1/chat/completions", json=again, timeout=10)
+    assert exact.status_code == 404
+    said = exact.json()["error"]["message"]
+    assert "differs at turns[2].parts[0].content[0].text at character 10" in said
+    assert '"Chunk ID: 0c81aa' in said and '"Chunk ID: 6107ef' in said

@@ -215,6 +215,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--replay": ("/cassettes", "/cassettes"),
     "--replay-misses": ("upstream", "upstream"),
     "--replay-timing": ("recorded", "recorded"),
+    "--replay-match": ("exact", "exact"),
     "--log-level": ("debug", "debug"),
     "--log-format": ("json", "json"),
 }

@@ -15,9 +15,11 @@ A cassette is a folder, named after the client's model and its matching key
 No secret is written: only the headers named in `UPSTREAM_HEADERS` and `ANSWER_HEADERS` are
 kept (never an auth header, never a URL's query), and every secret given to `save` (the
 gateway's configured keys, the keys the client presented) is replaced by `REDACTED` wherever
-it appears, bodies included. Files are written with sorted, fixed formatting, and the name
-comes from the request's content, so recording the same conversation again overwrites the
-same folder and diffs cleanly.
+it appears, bodies included (the timing's chunk lengths follow; a value shorter than
+`SHORTEST_SECRET` is not looked for: it is no real key, such as the `x` a local agent is
+given, and replacing it in the text would wreck the recording). Files are written with
+sorted, fixed formatting, and the name comes from the request's content, so recording the
+same conversation again overwrites the same folder and diffs cleanly.
 
 Matching. A request's key is a hash of `conversation`: what it asks, read into the neutral
 request model (`translate.request.read_request`), so the same conversation sent through
@@ -26,7 +28,9 @@ instructions, the turns (text, images and documents by content, tool calls by na
 arguments, tool results), the tools, the tool choice and the output format; volatile and
 transport fields (ids, which are numbered by first appearance, metadata, cache markers and
 keys, `user`, `store`, stream options, reasoning proofs, which only their provider reads) and
-the sampling knobs are not part of it. A miss names the closest cassette and what differed
+the sampling knobs are not part of it. A loose match (`Shelf.find(loose=True)`) also lets the
+tool results' text differ, when one cassette alone matches the rest: an agent's tools print
+times and random ids a replay cannot reproduce. A miss names the closest cassette and what differed
 (`Shelf.closest`, `differences`).
 
 Playback. `Cassette.upstream_answer` gives the recorded upstream answer as a stream or as a
@@ -68,6 +72,7 @@ from .request import read_request
 __all__ = [
     "ANSWER_HEADERS",
     "REDACTED",
+    "SHORTEST_SECRET",
     "UPSTREAM_HEADERS",
     "VERSION",
     "Cassette",
@@ -79,6 +84,7 @@ __all__ = [
     "differences",
     "load",
     "save",
+    "without_tool_output",
 ]
 
 VERSION: Final = 1
@@ -86,6 +92,9 @@ VERSION: Final = 1
 
 REDACTED: Final = "[redacted]"
 """What a secret is replaced by in every file of a cassette."""
+
+SHORTEST_SECRET: Final = 8
+"""Secrets shorter than this are not replaced in bodies (no provider issues such a key)."""
 
 UPSTREAM_HEADERS: Final = ("content-type", "retry-after")
 """The upstream's answer headers a cassette keeps: what playback needs. Request ids and rate
@@ -143,6 +152,15 @@ def conversation_key(doc: Mapping[str, Any]) -> str:
     return hashlib.sha256(_canonical(doc).encode()).hexdigest()
 
 
+def without_tool_output(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A `conversation` document with its tool results' content left out (which result
+    answers which call stays): what an agent's environment printed, such as a command's wall
+    time or a random chunk id, which no replay can make the same."""
+    turns = [{**turn, "parts": [{**part, "content": None} if "result" in part else part
+                                for part in turn["parts"]]} for turn in doc.get("turns", ())]
+    return {**doc, "turns": turns}
+
+
 def differences(doc: Any, other: Any, *, limit: int = 3) -> list[str]:
     """Where two `conversation` documents differ, as `path: ours vs theirs` lines (values cut
     to a few dozen characters), at most `limit` of them, in document order."""
@@ -162,13 +180,20 @@ def _walk(a: Any, b: Any, path: str, found: list[str], limit: int) -> None:
             _walk(x, y, f"{path}[{index}]", found, limit)
         if len(a) != len(b) and len(found) < limit:
             found.append(f"{path}: {len(a)} entries vs {len(b)}")
+    elif isinstance(a, str) and isinstance(b, str) and max(len(a), len(b)) > 40:
+        at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                  min(len(a), len(b)))  # two long texts: shown from where they part
+        start = max(0, at - 10)
+        found.append(f"{path} at character {at}: {_short(a[start:], start > 0)} vs "
+                     f"{_short(b[start:], start > 0)}")
     else:
         found.append(f"{path}: {_short(a)} vs {_short(b)}")
 
 
-def _short(value: Any) -> str:
+def _short(value: Any, cut: bool = False) -> str:
     text = json.dumps(value, ensure_ascii=False) if value is not None else "absent"
-    return text if len(text) <= 40 else text[:37] + "..."
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return "..." + text if cut else text
 
 
 def _part(part: Part, number: Callable[[str], str]) -> dict[str, Any] | None:
@@ -347,7 +372,7 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
     returns the folder."""
     folder = Path(directory) / cassette.name
     folder.mkdir(parents=True, exist_ok=True)
-    hide = _redactor(secrets)
+    hide = _Redactor(secrets)
     up = "upstream.sse" if cassette.streamed else "upstream.json"
     answer = "answer.sse" if cassette.answer_headers.get("content-type", "").startswith(
         _SSE) else "answer.json"
@@ -370,15 +395,16 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
         "head.json": _json_file(head),
         "request.json": _json_file(cassette.request),
         "upstream-request.json": _json_file(cassette.upstream_request),
-        up: cassette.body,
-        "upstream.timing": "".join(f"{length} {round(at * 1000)}\n"
-                                   for length, at in cassette.chunks).encode(),
         answer: cassette.answer,
     }
+    files = {name: hide(data) for name, data in files.items()}
+    files[up], lengths = hide.chunks(cassette.body, [length for length, _ in cassette.chunks])
+    files["upstream.timing"] = "".join(f"{length} {round(at * 1000)}\n" for length, (_, at)
+                                       in zip(lengths, cassette.chunks, strict=True)).encode()
     for stale in {"upstream.sse", "upstream.json", "answer.sse", "answer.json"} - set(files):
         (folder / stale).unlink(missing_ok=True)
     for name, data in files.items():
-        (folder / name).write_bytes(hide(data))
+        (folder / name).write_bytes(data)
     return folder
 
 
@@ -416,6 +442,11 @@ class Shelf:
 
     def __init__(self, cassettes: Iterable[Cassette]) -> None:
         self.cassettes: dict[str, Cassette] = {c.key: c for c in cassettes}
+        self.shapes: dict[str, list[Cassette]] = {}
+        """By the key of their conversation without its tool output (`find`'s `loose`)."""
+        for cassette in self.cassettes.values():
+            key = conversation_key(without_tool_output(cassette.conversation))
+            self.shapes.setdefault(key, []).append(cassette)
 
     @classmethod
     def load(cls, directory: str | Path) -> Shelf:
@@ -427,9 +458,14 @@ class Shelf:
     def __len__(self) -> int:
         return len(self.cassettes)
 
-    def find(self, doc: Mapping[str, Any]) -> Cassette | None:
-        """The cassette recorded for this `conversation`, or None."""
-        return self.cassettes.get(conversation_key(doc))
+    def find(self, doc: Mapping[str, Any], *, loose: bool = False) -> Cassette | None:
+        """The cassette recorded for this `conversation`, or None. With `loose`, else the one
+        cassette (when only one does) that holds it but for what its tool results say."""
+        found = self.cassettes.get(conversation_key(doc))
+        if found is None and loose:
+            alike = self.shapes.get(conversation_key(without_tool_output(doc)), [])
+            found = alike[0] if len(alike) == 1 else None
+        return found
 
     def closest(self, doc: Mapping[str, Any]) -> tuple[Cassette, list[str]] | None:
         """The cassette whose conversation differs least from `doc` (the fewest differing
@@ -447,17 +483,34 @@ class Shelf:
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def _redactor(secrets: Iterable[str]) -> Callable[[bytes], bytes]:
-    """Replaces each secret (longest first, so one inside another goes whole)."""
-    found = sorted({s.encode() for s in secrets if s}, key=len, reverse=True)
-    mark = REDACTED.encode()
+class _Redactor:
+    """Replaces each secret (the longest first where two start at one place)."""
 
-    def hide(data: bytes) -> bytes:
-        for secret in found:
-            data = data.replace(secret, mark)
-        return data
+    def __init__(self, secrets: Iterable[str]) -> None:
+        found = sorted({s.encode() for s in secrets if len(s) >= SHORTEST_SECRET},
+                       key=len, reverse=True)
+        self.pattern = re.compile(b"|".join(map(re.escape, found))) if found else None
+        self.mark = REDACTED.encode()
 
-    return hide
+    def __call__(self, data: bytes) -> bytes:
+        return data if self.pattern is None else self.pattern.sub(self.mark, data)
+
+    def chunks(self, body: bytes, lengths: Sequence[int]) -> tuple[bytes, list[int]]:
+        """`body` redacted, and the lengths its chunks have then (a secret a chunk boundary
+        cut goes whole into the chunk where it began)."""
+        hidden = self(body)
+        if hidden == body or self.pattern is None:
+            return hidden, list(lengths)
+        matches = [(m.start(), m.end()) for m in self.pattern.finditer(body)]
+        ends, shift, k = [0], 0, 0
+        for end in itertools.accumulate(lengths):
+            while k < len(matches) and matches[k][0] < end:
+                start, stop = matches[k]
+                shift += len(self.mark) - (stop - start)
+                k += 1
+                end = max(end, stop)
+            ends.append(max(end + shift, ends[-1]))
+        return hidden, [b - a for a, b in itertools.pairwise(ends)]
 
 
 def _kept(headers: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:

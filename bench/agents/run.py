@@ -163,15 +163,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def upstream_flags(port: int, upstream_format: str) -> list[str]:
+    """`serve`'s flags for the scripted upstream on `port`."""
+    url = f"http://127.0.0.1:{port}" + ("" if upstream_format == "gemini" else "/v1")
+    return ["--upstream-url", url, "--upstream-format", upstream_format,
+            "--upstream-api-key", "upstream-key"]
+
+
 @contextmanager
-def gateway(upstream_port: int, upstream_format: str, log: Path) -> Iterator[str]:
-    """`stream-translate serve` with default flags, in its own process."""
+def gateway(flags: list[str], log: Path) -> Iterator[str]:
+    """`stream-translate serve` with default flags and `flags`, in its own process."""
     port = free_port()
-    url = f"http://127.0.0.1:{upstream_port}" + ("" if upstream_format == "gemini" else "/v1")
     with log.open("w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "translate", "serve", "--upstream-url", url,
-             "--upstream-format", upstream_format, "--upstream-api-key", "upstream-key",
+            [sys.executable, "-m", "translate", "serve", *flags,
              "--port", str(port), "--log-level", "info"], cwd=ROOT, stdout=out,
             stderr=subprocess.STDOUT)
         try:
@@ -192,6 +197,24 @@ def gateway(upstream_port: int, upstream_format: str, log: Path) -> Iterator[str
                 process.kill()
 
 
+def run_agent(agent: Agent, prefix: Path, home: Path, work: Path, url: str, prompt: str,
+              timeout: float) -> tuple[str, int]:
+    """The agent, non-interactively, in `work` with a fresh `home` configured for `url`:
+    (its output, its exit status)."""
+    home.mkdir()
+    args, env = agent.setup(home, url)
+    command = [str(prefix / "node_modules" / ".bin" / agent.bin), *args, prompt]
+    environment = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb",
+                   "NO_COLOR": "1", "LANG": "C.UTF-8", **env}
+    try:
+        done = subprocess.run(["timeout", "-k", "5", str(timeout), *command], cwd=work,
+                              env=environment, stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True, timeout=timeout + 15)
+        return done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired as exc:
+        return str(exc.stdout or "") + str(exc.stderr or ""), 124
+
+
 @dataclass
 class Cell:
     agent: str
@@ -203,6 +226,8 @@ class Cell:
     dropped: str
     seconds: float
     detail: str = ""
+    replay: str = "-"
+    """With --replay: the session replayed from its cassettes, the upstream stopped."""
 
 
 DROPPED = re.compile(r" dropped=(\S+)")
@@ -210,11 +235,11 @@ REFUSED = re.compile(r"refused at (.*)$")
 
 
 def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, timeout: float,
-             verbose: bool) -> Cell:
+             verbose: bool, replay: bool = False, keep: Path | None = None) -> Cell:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=f"agent-{agent.name}-") as tmp:
-        home, work = Path(tmp) / "home", Path(tmp) / "home" / "project"
-        work.mkdir(parents=True)
+        work, cassettes = Path(tmp) / "project", Path(tmp) / "cassettes"
+        work.mkdir()
         words = [secrets.token_hex(3) for _ in range(1 if scenario == "read" else 2)]
         files = {}
         for name, word in zip("ab", words, strict=False):
@@ -226,20 +251,31 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
                                     strict=scenario == "reasoning")
         upstream.serve()
         log = Path(tmp) / "gateway.log"
-        with gateway(upstream.port, upstream_format, log) as url:
-            args, env = agent.setup(home, url)
-            prompt = PROMPT[scenario].format(a=work / "a.txt", b=work / "b.txt")
-            command = [str(prefix / "node_modules" / ".bin" / agent.bin), *args, prompt]
-            environment = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb",
-                           "NO_COLOR": "1", "LANG": "C.UTF-8", **env}
-            try:
-                done = subprocess.run(["timeout", "-k", "5", str(timeout), *command], cwd=work,
-                                      env=environment, stdin=subprocess.DEVNULL,
-                                      capture_output=True, text=True, timeout=timeout + 15)
-                output, status = done.stdout + done.stderr, done.returncode
-            except subprocess.TimeoutExpired as exc:
-                output, status = str(exc.stdout or "") + str(exc.stderr or ""), 124
+        prompt = PROMPT[scenario].format(a=work / "a.txt", b=work / "b.txt")
+        record = ["--record", str(cassettes)] if replay else []
+        try:
+            with gateway(upstream_flags(upstream.port, upstream_format) + record, log) as url:
+                output, status = run_agent(agent, prefix, Path(tmp) / "home", work, url,
+                                           prompt, timeout)
+        finally:
+            upstream.stop()
         gateway_log = log.read_text()
+        replayed = ""
+        if replay:  # the same session again, the upstream stopped: only the cassettes answer
+            shutil.rmtree(Path(tmp) / "home")  # a fresh home where it was (prompts name it)
+            with gateway(["--replay", str(cassettes)], Path(tmp) / "replay.log") as url:
+                again, _ = run_agent(agent, prefix, Path(tmp) / "home", work, url, prompt,
+                                     timeout)
+            replayed = _replayed(again, (Path(tmp) / "replay.log").read_text(), words,
+                                 len(list(cassettes.glob("*/head.json"))))
+            if keep is not None:  # the cassettes and both logs, for a look at a miss
+                shutil.copytree(tmp, keep / f"{agent.name}-{upstream_format}-{scenario}",
+                                ignore=shutil.ignore_patterns("home", "project"),
+                                dirs_exist_ok=True)
+            if verbose:
+                print(f"--- replay: {agent.name} <- {upstream_format} cassettes\n{again}\n"
+                      f"--- replay gateway log\n{(Path(tmp) / 'replay.log').read_text()}",
+                      file=sys.stderr)
     answers = [e.answer for e in upstream.exchanges]
     looped = "tool_calls" in answers and "text" in answers[answers.index("tool_calls"):]
     loop = [e for e in upstream.exchanges if e.answer in ("tool_calls", "text")]
@@ -266,12 +302,32 @@ def run_cell(agent: Agent, upstream_format: str, scenario: str, prefix: Path, ti
     if verbose:
         print(f"--- {agent.name} -> {upstream_format} / {scenario}\n{output}\n--- gateway log\n"
               f"{gateway_log}", file=sys.stderr)
-    return Cell(agent.name, upstream_format, scenario, looped and shown,
+    if replay and not replayed.startswith("pass"):
+        detail += f"; replay: {replayed}"
+    return Cell(agent.name, upstream_format, scenario,
+                looped and shown and (not replay or replayed.startswith("pass")),
                 " ".join(_short(e) for e in upstream.exchanges),
                 ("not asked" if not asked else "yes" if came_back else "no")
                 if scenario == "reasoning" else
                 "yes" if any(e.reasoning_back for e in upstream.exchanges) else "no",
-                ", ".join(dropped) or "-", time.monotonic() - started, detail)
+                ", ".join(dropped) or "-", time.monotonic() - started, detail.lstrip("; "),
+                replayed or "-")
+
+
+REPLAYED = re.compile(r"->replay:\S+ ")
+MISS = re.compile(r"replay miss: (.*)$")
+
+
+def _replayed(output: str, log: str, words: list[str], recorded: int) -> str:
+    """The replay's verdict: "pass N/M" (requests the cassettes answered / cassettes recorded)
+    when the agent printed the secret words again with no request missing, else why not."""
+    played = sum(1 for line in log.splitlines() if REPLAYED.search(line))
+    misses = [m[1] for line in log.splitlines() if (m := MISS.search(line))]
+    if misses:
+        return f"miss: {misses[0][:400]}"
+    if not all(w in output for w in words):
+        return f"no answer ({played}/{recorded} replayed): {output.strip()[-300:]!r}"
+    return f"pass {played}/{recorded}"
 
 
 def _short(exchange: Any) -> str:
@@ -288,13 +344,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--npm-prefix", type=Path, help="install the CLIs here and keep them")
     p.add_argument("--timeout", type=float, default=180, help="seconds per agent run")
     p.add_argument("--json", type=Path, help="also write the cells to this JSON file")
+    p.add_argument("--replay", action="store_true",
+                   help="record each session (serve --record), stop the upstream, and run the "
+                   "agent again against the cassettes alone (serve --replay)")
+    p.add_argument("--keep", type=Path, metavar="DIR",
+                   help="with --replay, copy each cell's cassettes and gateway logs here")
     p.add_argument("-v", "--verbose", action="store_true", help="print each agent's output")
     args = p.parse_args(argv)
     agents = [AGENTS[a] for a in args.agents.split(",")]
     prefix = args.npm_prefix or Path(tempfile.mkdtemp(prefix="agents-npm-"))
     try:
         install(prefix, agents)
-        cells = [run_cell(agent, upstream, scenario, prefix, args.timeout, args.verbose)
+        cells = [run_cell(agent, upstream, scenario, prefix, args.timeout, args.verbose,
+                          args.replay, args.keep)
                  for agent in agents for upstream in args.upstreams.split(",")
                  for scenario in args.scenarios.split(",")]
     finally:
@@ -302,14 +364,15 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(prefix, ignore_errors=True)
     versions = ", ".join(f"{a.name} {a.version}" for a in agents)
     print(f"{time.strftime('%Y-%m-%d')}; {versions}\n")
+    replay = " replay |" if args.replay else ""
     print("| agent | upstream | scenario | result | upstream answered | reasoning back | "
-          "gateway dropped | s |")
-    print("|---|---|---|---|---|---|---|---|")
+          f"gateway dropped |{replay} s |")
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if args.replay else ""))
     for c in cells:
         same = " (same format)" if AGENTS[c.agent].format == c.upstream else ""
         print(f"| {c.agent} | {c.upstream}{same} | {c.scenario} | "
               f"{'pass' if c.passed else 'FAIL'} | {c.requests} | {c.reasoning_back} | "
-              f"{c.dropped} | {c.seconds:.0f} |")
+              f"{c.dropped} |{f' {c.replay} |' if args.replay else ''} {c.seconds:.0f} |")
     for c in cells:
         if c.detail:
             print(f"\n{c.agent} -> {c.upstream} / {c.scenario}: {c.detail}")

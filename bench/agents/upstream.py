@@ -125,6 +125,7 @@ class ScriptedUpstream:
     strict: bool = False
     exchanges: list[Exchange] = field(default_factory=list)
     port: int = 0
+    _stop: Any = None
     issued: list[str] = field(default_factory=list)
     """The proofs (or chat reasoning texts) this upstream gave out, in order."""
 
@@ -246,7 +247,7 @@ class ScriptedUpstream:
                 TextDelta(index=0, text=text[10:]), BlockEnd(index=0), usage,
                 Stop(reason="end_turn")]
 
-    def serve(self) -> threading.Thread:
+    def serve(self) -> None:
         """Start on a free loopback port (`self.port`) in a daemon thread."""
         import socket
 
@@ -256,11 +257,17 @@ class ScriptedUpstream:
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
         server = uvicorn.Server(uvicorn.Config(self.app(), log_level="warning", lifespan="off"))
-        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-        thread.start()
+        self._stop = server, threading.Thread(target=server.run, kwargs={"sockets": [sock]},
+                                              daemon=True)
+        self._stop[1].start()
         while not server.started:
             threading.Event().wait(0.01)
-        return thread
+
+    def stop(self) -> None:
+        """Stop serving: the port refuses connections from then on."""
+        server, thread = self._stop
+        server.should_exit = True
+        thread.join(10)
 
 
 def _json_schema(fmt: str, body: dict[str, Any]) -> dict[str, Any] | None:

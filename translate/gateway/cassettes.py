@@ -30,7 +30,15 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import httpx2
 
-from ..cassette import Cassette, Shelf, cassette_ids, conversation, conversation_key, save
+from ..cassette import (
+    Cassette,
+    Shelf,
+    cassette_ids,
+    conversation,
+    conversation_key,
+    differences,
+    save,
+)
 from ..report import Loss
 from .refusal import refuse
 from .settings import REPLAY_HOST, Settings, Upstream
@@ -136,6 +144,7 @@ class Cassettes:
         if settings.replay and self.misses == "upstream" and self.record is None:
             self.record = Path(settings.replay)  # a miss goes up and is recorded for next time
         self.pace = settings.replay_timing == "recorded"
+        self.loose = settings.replay_match == "loose"
         self.secrets = _configured_secrets(settings)
         self.upstreams: dict[str, tuple[Upstream, Cassette]] = {}
         if self.shelf is not None:
@@ -155,8 +164,11 @@ class Cassettes:
         if self.shelf is None:
             return None
         doc = conversation(body, source=client, model=model)
-        found = self.shelf.find(doc)
+        found = self.shelf.find(doc, loose=self.loose)
         if found is not None:
+            if found.key != conversation_key(doc):
+                log.warning("replay: %s plays a request whose tool output differs at %s",
+                            found.name, "; ".join(differences(doc, found.conversation)))
             upstream, cassette = self.upstreams[_REPLAY + found.name]
             return [(upstream, cassette.upstream_model)]
         if self.misses == "upstream":

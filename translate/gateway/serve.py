@@ -157,6 +157,11 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                    type=_one_of(("fast", "recorded")), metavar="{fast,recorded}",
                    help="with --replay, send the recorded chunks at once (default) or at "
                    "their recorded times")
+    p.add_argument("--replay-match", default=default("replay-match", "loose"),
+                   type=_one_of(("loose", "exact")), metavar="{loose,exact}",
+                   help="with --replay, whether a request that differs from the one cassette "
+                   "holding the rest of it only in its tool results' text (times, ids a "
+                   "command printed) plays it (loose, default, logged) or misses (exact)")
     levels = ("debug", "info", "warning", "error")
     p.add_argument("--log-level", default=default("log-level", "info"), type=_one_of(levels),
                    metavar="{" + ",".join(levels) + "}")
@@ -250,7 +255,7 @@ def _server_settings(args: argparse.Namespace, p: argparse.ArgumentParser,
         graceful_timeout=args.graceful_timeout,
         reasoning_key=_reasoning_key(args, p, env), record=args.record or None,
         replay=_replay_folder(args, p), replay_misses=args.replay_misses,
-        replay_timing=args.replay_timing)
+        replay_timing=args.replay_timing, replay_match=args.replay_match)
 
 
 def _replay_folder(args: argparse.Namespace, p: argparse.ArgumentParser) -> str | None:
@@ -351,7 +356,8 @@ def startup_line(settings: Settings, args: argparse.Namespace) -> str:
 def _taping(settings: Settings) -> str:
     said = ""
     if settings.replay:
-        said += (f"; replaying {settings.replay} ({settings.replay_timing}, misses "
+        said += (f"; replaying {settings.replay} ({settings.replay_timing}, "
+                 f"{settings.replay_match} match, misses "
                  f"{'go upstream' if settings.replay_misses == 'upstream' else 'refused'})")
     if settings.record:
         said += f"; recording into {settings.record}"

@@ -198,6 +198,10 @@ class Settings:
     the closest cassette), or sent to the upstream and recorded into `replay`."""
     replay_timing: Literal["fast", "recorded"] = "fast"
     """With `replay`: each chunk as soon as possible, or at the time it was recorded."""
+    replay_match: Literal["loose", "exact"] = "loose"
+    """With `replay`: whether a request whose tool results' text differs from the one
+    cassette that holds the rest of it plays that cassette (an agent's tools print times and
+    random ids; `Shelf.find`), or every text must be the same."""
 
     def __post_init__(self) -> None:
         if not self.upstreams:
