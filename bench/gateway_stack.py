@@ -12,7 +12,10 @@ round after round, so drift hits all of them alike):
 - `relay-httpx2`: the same on the gateway's upstream client, httpx2 (all the plumbing the
   gateway has, none of its work: the floor of what the gateway could cost);
 - `gateway`: `stream-translate serve` (on whatever `serve` picks: uvloop + httptools when they
-  are installed), its clients speaking Anthropic Messages (chat -> messages translated).
+  are installed), its clients speaking Anthropic Messages (chat -> messages translated);
+- `gateway-recording` (with `--record`): the same with `serve --record` into a temporary
+  folder, every exchange written as a cassette: what recording costs per event, as its ratio to
+  `gateway`.
 
 For each server and each round: a burst of `--streams` concurrent streams (each `--events`
 events, `--gap` s apart) on a cold upstream pool (the first burst after 6 s idle, past httpx's
@@ -103,20 +106,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--servers", default="relay-default,relay-fast,relay-httpx2,gateway")
     parser.add_argument("--gateway-arg", action="append", default=[],
                         help="an extra flag for `serve` (repeatable)")
+    parser.add_argument("--record", action="store_true",
+                        help="also run `gateway-recording`: the gateway with serve --record")
     parser.add_argument("--before", metavar="REV",
                         help="also run `gateway-before`: the gateway of this git revision")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="gateway-before-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="gateway-stack-") as tmp:
         if args.before:
             archive = subprocess.run(["git", "-C", str(BENCH.parent), "archive", args.before,
                                       "translate"], capture_output=True, check=True).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
             if "gateway-before" not in args.servers:
                 args.servers += ",gateway-before"
+        if args.record and "gateway-recording" not in args.servers:
+            args.servers += ",gateway-recording"
         return _run(args, Path(tmp))
 
 
-def _run(args: argparse.Namespace, before: Path) -> int:
+def _run(args: argparse.Namespace, scratch: Path) -> int:
+    """The run; `scratch`: a temporary folder (the `--before` revision, the cassettes)."""
     sizes = [int(n) for n in args.streams.split(",")]
     up_port = _port()
     upstream = f"http://127.0.0.1:{up_port}"
@@ -131,7 +139,9 @@ def _run(args: argparse.Namespace, before: Path) -> int:
                      "--log-level", "warning", *args.gateway_arg], "messages"),
     }
     commands["gateway-before"] = commands["gateway"]
-    where = {"gateway-before": before}
+    commands["gateway-recording"] = ([*commands["gateway"][0], "--record",
+                                      str(scratch / "cassettes")], "messages")
+    where = {"gateway-before": scratch}
     names = args.servers.split(",")
     results: dict[str, dict[str, list[float]]] = {name: {} for name in names}
 
@@ -210,12 +220,19 @@ def _report(results: dict[str, dict[str, list[float]]], names: list[str], sizes:
         return
     gateway = med["gateway"]
     print("\nratios (gateway / relay):")
-    for relay in (n for n in names if n != "gateway"):  # (gateway-before: before and after)
+    for relay in (n for n in names if n not in ("gateway", "gateway-recording")):
         parts = [f"{size} {pool} "
                  f"{gateway[f'{size} {pool} cpu_us_per_event'] / med[relay][f'{size} {pool} cpu_us_per_event']:.2f}x"  # noqa: E501
                  for size in sizes for pool in ("cold", "warm")]
         parts.append(f"short {gateway['short cpu_ms_per_request'] / med[relay]['short cpu_ms_per_request']:.2f}x")  # noqa: E501
         print(f"  CPU vs {relay}: " + ", ".join(parts))
+    if "gateway-recording" in med:
+        recording = med["gateway-recording"]
+        parts = [f"{size} {pool} {recording[key] / gateway[key]:.3f}x"
+                 for size in sizes for pool in ("cold", "warm")
+                 for key in [f"{size} {pool} cpu_us_per_event"]]
+        parts.append(f"short {recording['short cpu_ms_per_request'] / gateway['short cpu_ms_per_request']:.3f}x")  # noqa: E501
+        print("  CPU of recording (gateway-recording / gateway): " + ", ".join(parts))
     for name in names:
         warm = [med[name][f"{size} warm cpu_us_per_event"] / med[name][f"{size} cold cpu_us_per_event"]  # noqa: E501
                 for size in sizes]

@@ -55,6 +55,8 @@ class Script:
     pause_after: int | None = None
     """Send this many events, then go silent for `pause` seconds."""
     pause: float = 0.0
+    end_after: float = 0.0
+    """Seconds between the last event and the end of the chunked body."""
     cut_after: int | None = None
     """Send this many events, then drop the connection (no end of the chunked body)."""
     release: threading.Event = field(default_factory=threading.Event)
@@ -185,6 +187,8 @@ class FakeUpstream:
                 served.sent = i + 1
                 if script.delay:
                     await asyncio.wait({peer_eof}, timeout=script.delay)
+            if script.end_after:
+                await asyncio.wait({peer_eof}, timeout=script.end_after)
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             served.completed.set()

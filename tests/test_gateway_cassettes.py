@@ -354,3 +354,71 @@ def test_an_agents_tool_output_may_differ_unless_the_match_is_exact(tmp_path: Pa
     said = exact.json()["error"]["message"]
     assert "differs at turns[2].parts[0].content[0].text at character 10" in said
     assert '"Chunk ID: 0c81aa' in said and '"Chunk ID: 6107ef' in said
+
+
+def test_an_upstream_error_is_recorded_and_replays_as_each_clients_own(tmp_path: Path) -> None:
+    """A 429 with its retry-after: written as a cassette (the upstream's body, the error the
+    client got), replayed to each SDK as that SDK's own rate-limit error, byte for byte to the
+    recorded client."""
+    import anthropic
+    import openai
+    from google.genai import errors as genai_errors
+
+    limited = {"error": {"message": "Rate limit reached for test-model", "type": "requests",
+                         "code": "rate_limit_exceeded", "param": None}}
+    script = Script.json(limited, status=429, headers={"retry-after": "7"})
+    with pytest.raises(anthropic.RateLimitError) as recorded:
+        _record("chat", "messages", tmp_path, script)
+    (cassette,) = Shelf.load(tmp_path).cassettes.values()
+    assert cassette.status == 429 and cassette.headers.get("retry-after") == "7"
+    assert json.loads(cassette.body) == limited
+    assert cassette.answer == recorded.value.response.content
+    with _replaying(tmp_path) as gateway:
+        with pytest.raises(anthropic.RateLimitError) as messages:
+            ask("messages", gateway, stream=True)
+        with pytest.raises(openai.RateLimitError) as responses:
+            ask("responses", gateway, stream=False)
+        with pytest.raises(genai_errors.ClientError) as gemini:
+            ask("gemini", gateway, stream=True)
+    assert messages.value.response.content == cassette.answer
+    assert messages.value.response.headers["retry-after"] == "7"
+    assert "Rate limit reached for test-model" in str(responses.value)
+    assert gemini.value.code == 429 and "Rate limit reached" in str(gemini.value)
+
+
+def test_a_client_leaving_at_its_answers_end_still_gets_recorded_whole(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Codex closes the connection at `response.completed`, which comes with a messages
+    upstream's `message_stop`, before the upstream's body has ended: the gateway reads on to
+    its end, so the exchange is complete and its cassette holds the upstream's whole answer."""
+    import logging
+
+    from translate.events import MessageStart
+    from translate.testing import FIXED_TIME, counting_id_factory
+
+    from .conftest import chat_events, encode_events
+    from .gateway_support import split_events
+
+    events = [MessageStart(origin="messages", id="m1", model="up"),
+              *chat_events(["Sun", "ny."], 3)[1:]]
+    body = encode_events("messages", events, id_factory=counting_id_factory(),
+                         clock=lambda: FIXED_TIME)
+    assert split_events(body)[-1].startswith(b"event: message_stop")
+    request = {"model": MODEL, "stream": True, "input": QUESTION}
+    with caplog.at_level(logging.INFO, logger="translate.gateway"), FakeUpstream() as upstream:
+        upstream.script = Script(body=body, delay=0, end_after=0.5)
+        with running_gateway(Settings(upstream_url=upstream.url, upstream_format="messages",
+                                      timeout=10, record=str(tmp_path))) as gateway:
+            with httpx.stream("POST", gateway + "/v1/responses", json=request,
+                              timeout=10) as answer:
+                for line in answer.iter_lines():
+                    if line == "event: response.completed":
+                        break  # and hang up, the upstream's body not ended yet
+            deadline = time.monotonic() + 5
+            while not list(tmp_path.glob("*/head.json")) and time.monotonic() < deadline:
+                time.sleep(0.02)
+    (cassette,) = Shelf.load(tmp_path).cassettes.values()
+    assert cassette.body == body
+    assert upstream.served[0].completed.is_set()  # read to its end after the client left
+    access = [r.getMessage() for r in caplog.records if r.name == "translate.gateway.access"]
+    assert len(access) == 1 and "outcome=complete" in access[0], access

@@ -18,7 +18,7 @@ from starlette.responses import JSONResponse, Response
 from ..collect import convert_object
 from ..convert import Converter
 from ..errors import TranslateError, UpstreamError
-from ..events import Error
+from ..events import Error, Stop
 from ..http_errors import vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestFormat
@@ -62,7 +62,8 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
 
     return EventStream(converted, keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
-                       headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing)
+                       headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing,
+                       ended=lambda: type(converter.outcome) is Stop)
 
 
 def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) -> None:

@@ -322,7 +322,10 @@ class Gateway:
                     raise refuse(client, "api_error", str(exc), status=502,
                                  outcome="upstream_error", next_hop=True) from None
         except Refusal as failed:  # the client still learns what its request lost
-            raise failed.with_headers(dropped) if dropped else failed from None
+            failed = failed.with_headers(dropped) if dropped else failed
+            if recording is not None and not first_byte:  # (else a fallback may answer)
+                recording.refused(failed, conversion.report.entries if conversion else ())
+            raise failed from None
         sent = Sent(upstream, conversion, streaming, response, dropped, recording)
         return await self.answer(client, call, sent, chunks, access)
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import httpx2
+from starlette.responses import JSONResponse
 
 from ..cassette import (
     Cassette,
@@ -40,7 +41,7 @@ from ..cassette import (
     save,
 )
 from ..report import Loss
-from .refusal import refuse
+from .refusal import Refusal, refuse
 from .settings import REPLAY_HOST, Settings, Upstream
 
 if TYPE_CHECKING:
@@ -79,6 +80,19 @@ class Recording:
         translation lost."""
         self.status, self.headers = response.status_code, response.headers
         self.losses = list(request_losses)
+
+    def refused(self, refusal: Refusal, request_losses: Iterable[Loss]) -> None:
+        """The exchange ended in `refusal`: written when it is the upstream's error status
+        (the client's error as its answer), else not (the gateway's own refusal, a failure
+        to connect: nothing was answered to replay)."""
+        if refusal.upstream_answer is None:
+            return
+        self.status, self.headers, body = refusal.upstream_answer
+        self.chunks = [(body, time.monotonic() - self.sent)]
+        self.losses = list(request_losses)
+        answer = JSONResponse(refusal.error.body, status_code=refusal.error.status,
+                              headers=refusal.error.headers)  # as the client got it
+        self.finish(answer.headers, (), body=bytes(answer.body))
 
     def whole(self, body: bytes) -> None:
         """A final object, kept as one chunk at the time it was read."""

@@ -22,7 +22,8 @@ class Refusal(Exception):
     """Stop handling a request and answer `error` (immutable: `with_headers` makes another)."""
 
     def __init__(self, error: HTTPError, *, outcome: Outcome = "refused", what: str = "request",
-                 next_hop: bool = False, wait: float = 0.0) -> None:
+                 next_hop: bool = False, wait: float = 0.0,
+                 upstream_answer: tuple[int, Mapping[str, str], bytes] | None = None) -> None:
         super().__init__(error.message)
         self.error = error
         self.outcome: Outcome = outcome
@@ -35,12 +36,15 @@ class Refusal(Exception):
         self.wait = wait
         """With `next_hop`: the seconds the upstream asked to wait before it is tried again
         (`retry-after`; 0 when it said nothing)."""
+        self.upstream_answer = upstream_answer
+        """An upstream's error status: (status, headers, body) as it answered, for a
+        recording (`cassettes.Recording.refused`)."""
 
     def with_headers(self, headers: Mapping[str, str]) -> Refusal:
         """The same refusal, its answer carrying `headers` too."""
         error = dataclasses.replace(self.error, headers={**self.error.headers, **headers})
         return Refusal(error, outcome=self.outcome, what=self.what, next_hop=self.next_hop,
-                       wait=self.wait)
+                       wait=self.wait, upstream_answer=self.upstream_answer)
 
 
 def refuse(target: RequestFormat, kind: ErrorKind, message: str, *, status: int | None = None,

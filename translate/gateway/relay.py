@@ -12,6 +12,12 @@ event only when a writer has to wait), so the hot path costs no lock and no task
 disconnect cancels the group: the cancellation unwinds through `aconvert`, which closes the
 upstream generator, which closes the upstream response. The async generators are iterated and
 closed in one task, so no cancel scope crosses a `yield` of another task.
+
+A client that hangs up once its answer has ended (`ended`: the model's stop came; Codex
+closes the connection at `response.completed`, before a messages upstream's `message_stop`)
+has had all of it: the relay goes on reading the upstream's trailer, writing nothing, for at
+most `LINGER` seconds. The exchange then counts as complete, a recording gets the upstream's
+whole answer, and the upstream connection goes back to the pool.
 """
 
 from __future__ import annotations
@@ -40,13 +46,16 @@ line that is not `data: ...` as raw JSON, so a comment line makes it raise
 
 _EVENT_ENDS = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
+LINGER = 5.0
+"""Seconds the upstream's trailer is still read for after the client left an ended answer."""
+
 
 class _Writer:
     """The response body's writer, shared by the relay and the keepalive timer. One message
     goes out at a time: a writer that finds another one sending waits for it (which only the
     rare keepalive makes happen; the relay's path costs a flag, no lock object)."""
 
-    __slots__ = ("at_boundary", "freed", "last", "send", "sending")
+    __slots__ = ("at_boundary", "freed", "gone", "last", "send", "sending")
 
     def __init__(self, send: Send) -> None:
         self.send = send
@@ -54,9 +63,13 @@ class _Writer:
         self.freed: anyio.Event | None = None  # made by a writer that had to wait
         self.last = time.monotonic()
         self.at_boundary = True
+        self.gone = False
+        """The client has left: nothing more is sent."""
 
     async def write(self, chunk: bytes, *, keepalive: bool = False, more: bool = True
                     ) -> None:
+        if self.gone:
+            return
         while self.sending:
             if self.freed is None:
                 self.freed = anyio.Event()
@@ -82,7 +95,8 @@ class EventStream:
                  headers: Mapping[str, str] | None = None,
                  on_done: Callable[[EventStream], None] | None = None,
                  shutdown: anyio.Event | None = None,
-                 on_shutdown: Callable[[], bytes] | None = None) -> None:
+                 on_shutdown: Callable[[], bytes] | None = None,
+                 ended: Callable[[], bool] | None = None) -> None:
         self.chunks = chunks
         self.keepalive = keepalive
         self.keepalive_bytes = keepalive_bytes  # BLANK_KEEPALIVE for a gemini client
@@ -103,6 +117,9 @@ class EventStream:
         """The closing bytes then (the client format's error event and trailer)."""
         self.shut_down = False
         """Whether the gateway's shutdown ended the stream."""
+        self.ended = ended
+        """Whether the answer has ended (the model's stop came): a client leaving then had
+        all of it, and the upstream's trailer is still read (`LINGER`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await send({"type": "http.response.start", "status": 200,
@@ -111,7 +128,7 @@ class EventStream:
         writer = _Writer(send)
         try:
             async with anyio.create_task_group() as group:
-                group.start_soon(self._watch_disconnect, receive, group.cancel_scope)
+                group.start_soon(self._watch_disconnect, receive, group.cancel_scope, writer)
                 if self.shutdown is not None:
                     group.start_soon(self._watch_shutdown, self.shutdown, group.cancel_scope)
                 if self.keepalive:
@@ -136,10 +153,13 @@ class EventStream:
             self.shut_down = True
             scope.cancel()
 
-    async def _watch_disconnect(self, receive: Receive, scope: Any) -> None:
+    async def _watch_disconnect(self, receive: Receive, scope: Any, writer: _Writer) -> None:
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
+                if not self.complete and self.ended is not None and self.ended():
+                    writer.gone = True  # the relay reads on to the upstream's end
+                    await anyio.sleep(LINGER)
                 self.disconnected = not self.complete
                 scope.cancel()
                 return

@@ -171,7 +171,8 @@ class Upstreams:
                  status, error.kind, error.status, error.message, hint)
         retried = status in RETRIED or status >= 500
         raise Refusal(error, outcome="upstream_error", next_hop=retried,
-                      wait=wait_of(response.headers) if retried else 0.0)
+                      wait=wait_of(response.headers) if retried else 0.0,
+                      upstream_answer=(status, response.headers, raw))
 
     async def fetch(self, target: RequestFormat, upstream: Upstream, method: str, url: str,
                     **options: Any) -> bytes:
