@@ -262,3 +262,32 @@ def test_results_out_of_call_order_and_empty_ones_find_their_calls_by_name() -> 
     results = back["messages"][2]["content"]
     assert [(r["tool_use_id"], r.get("content")) for r in results] == [
         ("call_1_1", "noon"), ("call_1_0", None), ("call_1_2", "21C")]
+
+
+GEMINI_ONLY = {
+    "contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+    "tools": [{"functionDeclarations": [{"name": "f", "parameters": {"type": "object"},
+                                         "behavior": "NON_BLOCKING"}]}],
+    "toolConfig": {"retrievalConfig": {"languageCode": "en"}},
+    "generationConfig": {"mediaResolution": "MEDIA_RESOLUTION_LOW"}}
+
+
+@pytest.mark.parametrize("target", ["chat", "responses", "messages"])
+def test_a_field_only_gemini_has_is_the_targets_call_reported_once_at_its_path(
+        target: str) -> None:
+    """The reader says the field is Gemini's own (`RequestContext.keep`); another target
+    refuses it, or drops it once when lenient, named by the client's path (it was reported a
+    second time by the writer, as `tools[0].behavior` and `.toolConfig`). Gemini keeps it."""
+    with pytest.raises(RequestError, match=r"toolConfig\.retrievalConfig"):  # (the first
+        # field is a sampling knob, STEERING: dropped unless strict)
+        convert_request(GEMINI_ONLY, source="gemini", target=target, model="m")
+    lenient = convert_request(GEMINI_ONLY, source="gemini", target=target, model="m",
+                              lenient=True)
+    assert [entry.detail for entry in lenient.report.entries] == [
+        "generationConfig.mediaResolution: dropped", "toolConfig.retrievalConfig: dropped",
+        "tools[0].functionDeclarations[0].behavior: dropped"]
+    same = convert_request(GEMINI_ONLY, source="gemini", target="gemini", model="m")
+    assert same.body["toolConfig"] == GEMINI_ONLY["toolConfig"]
+    assert same.body["generationConfig"]["mediaResolution"] == "MEDIA_RESOLUTION_LOW"
+    assert same.body["tools"][0]["functionDeclarations"][0]["behavior"] == "NON_BLOCKING"
+    assert not same.report.entries

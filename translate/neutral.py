@@ -1194,6 +1194,17 @@ class RequestContext:
             self.invalid(path, "a list of strings", value)
         return tuple(value)
 
+    def keep(self, path: str, into: dict[str, Any], key: str, value: Any,
+             detail: str | None = None, *, what: str | None = None,
+             steering: bool | None = None) -> None:
+        """A value only the source's format has (at `path`): the reader says so, the target
+        decides. Set at `into[key]` for the same format, which writes it back; for another
+        format refused (`refuse`, with `detail`, `what` and `steering`)."""
+        if self.same:
+            into[key] = value
+        else:
+            self.refuse(path, detail, what=what, steering=steering)
+
     def extra(self, path: str, extra: Mapping[str, Any], into: dict[str, Any],
               bookkeeping: frozenset[str] = frozenset()) -> None:
         """Source-only keys: written into `into` for the same format, else refused (or, for

@@ -189,10 +189,7 @@ def _named(msg: Mapping[str, Any], ctx: RequestContext, index: int) -> dict[str,
     extra: dict[str, Any] = {}
     for key in msg:
         if key == "name":
-            if ctx.same:
-                extra["name"] = msg["name"]
-            else:
-                ctx.refuse(f"{path}.name")
+            ctx.keep(f"{path}.name", extra, "name", msg["name"])
         elif key not in ("role", "content"):
             ctx.unknown(f"{path}.{key}")
     return extra or None
@@ -310,10 +307,8 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
         fn = choice.get("function")
         if isinstance(fn, dict) and isinstance(fn.get("name"), str):
             return ToolChoice(mode="tool", name=fn["name"])
-    if ctx.same:  # allowed_tools, a custom tool
-        extra["tool_choice"] = choice
-    else:
-        ctx.refuse("tool_choice", f"tool_choice {choice!r}")
+    ctx.keep("tool_choice", extra, "tool_choice", choice,  # allowed_tools, a custom tool
+             f"tool_choice {choice!r}")
     return None
 
 
@@ -361,12 +356,12 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     include_usage = None
     if options:
         include_usage = options.get("include_usage")
+        kept: dict[str, Any] = {}
         for key in options:
             if key != "include_usage":
-                if ctx.same:
-                    extra.setdefault("stream_options", {})[key] = options[key]
-                else:
-                    ctx.refuse(f"stream_options.{key}")
+                ctx.keep(f"stream_options.{key}", kept, key, options[key])
+        if kept:
+            extra["stream_options"] = kept
     return Request(
         model=ctx.scalar("model", body.get("model"), str),
         system=system,

@@ -456,15 +456,12 @@ def _tools(tools: list[Any], ctx: RequestContext) -> tuple[Tool, ...]:
             if description is not None and type(description) is not str:
                 description = ctx.scalar(f"{path}.functionDeclarations[{j}].description",
                                          description, str)
-            extra = None
-            if "response" in fn or "responseJsonSchema" in fn or "behavior" in fn:
-                extra = {k: v for k, v in fn.items()
-                         if k in ("response", "responseJsonSchema", "behavior")}
-                if not ctx.same:
-                    for key in extra:
-                        ctx.refuse(f"{path}.functionDeclarations[{j}].{key}")
+            extra: dict[str, Any] = {}
+            for key in ("response", "responseJsonSchema", "behavior"):  # Gemini's own
+                if key in fn:
+                    ctx.keep(f"{path}.functionDeclarations[{j}].{key}", extra, key, fn[key])
             out.append(FunctionTool(name, description, _parameters(fn, ctx, path, j), None,
-                                    None, extra))
+                                    None, extra or None))
         if "googleSearch" in tool:
             search = _object(tool["googleSearch"], _SEARCH_KEYS,
                              ctx, f"{path}.googleSearch")
@@ -482,9 +479,7 @@ def _choice(config: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
     config = _object(config, _TOOL_CONFIG_KEYS, ctx,
                      "toolConfig")
     if "retrievalConfig" in config:
-        if not ctx.same:
-            ctx.refuse("toolConfig.retrievalConfig")
-        extra["toolConfig"] = config
+        ctx.keep("toolConfig.retrievalConfig", extra, "toolConfig", config)
     fcc = _object(config.get("functionCallingConfig", {}),
                   _CALLING_KEYS,
                   ctx, "toolConfig.functionCallingConfig")
@@ -494,9 +489,8 @@ def _choice(config: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
     if "streamFunctionCallArguments" in fcc or mode == "VALIDATED" or (
             names is not None and not (mode == "ANY" and type(names) is list and len(names) == 1
                                        and type(names[0]) is str)):
-        if not ctx.same:  # no neutral meaning: several allowed names, a validated mode
-            ctx.refuse("toolConfig.functionCallingConfig", "a choice only Gemini has")
-        extra["toolConfig"] = config
+        ctx.keep("toolConfig.functionCallingConfig", extra, "toolConfig", config,
+                 "a choice only Gemini has")  # several allowed names, a validated mode
         return None
     if names:
         return ToolChoice(mode="tool", name=names[0])
@@ -580,13 +574,12 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
     messages = tuple([_content(c, ctx, i, pending) for i, c in enumerate(contents)])
     system = body.get("systemInstruction")
     config = _object(body.get("generationConfig", {}), _CONFIG_KEYS, ctx, "generationConfig")
-    others = {k: v for k, v in config.items() if k not in _CONFIG_MODELLED}
+    others: dict[str, Any] = {}
+    for key, value in config.items():
+        if key not in _CONFIG_MODELLED:
+            ctx.keep(f"generationConfig.{key}", others, key, value)
     if others:
-        if ctx.same:
-            extra["generationConfig"] = others
-        else:
-            for key in others:
-                ctx.refuse(f"generationConfig.{key}")
+        extra["generationConfig"] = others
     choice = _choice(body.get("toolConfig"), ctx, extra)
     logprobs = ctx.scalar("generationConfig.responseLogprobs", config.get("responseLogprobs"),
                           bool)

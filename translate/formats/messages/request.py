@@ -270,11 +270,9 @@ def _turn_extra(msg: Mapping[str, Any], ctx: RequestContext, i: int) -> dict[str
             continue
         if key != "output_config":
             ctx.unknown(f"messages[{i}].{key}")
-        elif ctx.same:
-            extra[key] = value
         else:
-            ctx.refuse(f"messages[{i}].{key}", "a per-turn effort", what="effort",
-                       steering=True)
+            ctx.keep(f"messages[{i}].{key}", extra, key, value, "a per-turn effort",
+                     what="effort", steering=True)
     return extra or None
 
 

@@ -515,23 +515,23 @@ def _choice(choice: Any, ctx: RequestContext, extra: dict[str, Any]) -> ToolChoi
     if isinstance(choice, dict) and choice.get("type") == "function" \
             and isinstance(choice.get("name"), str):
         return ToolChoice(mode="tool", name=choice["name"])
-    if ctx.same:
-        extra["tool_choice"] = choice
-    else:
-        ctx.refuse("tool_choice", f"tool_choice {choice!r}")
+    ctx.keep("tool_choice", extra, "tool_choice", choice, f"tool_choice {choice!r}")
     return None
 
 
-def _reasoning(value: Any, ctx: RequestContext) -> Reasoning | None:
+def _reasoning(value: Any, ctx: RequestContext, extra: dict[str, Any]) -> Reasoning | None:
     if value is None:
         return None
     if not isinstance(value, dict):
         ctx.invalid("reasoning", "an object", value)
     effort = ctx.scalar("reasoning.effort", value.get("effort"), str)
     summary = ctx.scalar("reasoning.summary", value.get("summary"), str)
+    rest: dict[str, Any] = {}
     for key in value:
-        if key not in ("effort", "summary") and not ctx.same:
-            ctx.refuse(f"reasoning.{key}")
+        if key not in ("effort", "summary"):
+            ctx.keep(f"reasoning.{key}", rest, key, value[key])
+    if rest:
+        extra["reasoning"] = rest
     if effort == "none":
         return Reasoning(mode="disabled", effort="none", summary=summary)
     if effort is None and summary is None:
@@ -584,11 +584,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
             pass  # answered by the packed value a carrying stream writes (`translate.carry`)
         else:
             ctx.refuse("include", f"include {value!r}")
-    reasoning = _reasoning(body.get("reasoning"), ctx)
-    if ctx.same and isinstance(body.get("reasoning"), Mapping):
-        rest = {k: v for k, v in body["reasoning"].items() if k not in ("effort", "summary")}
-        if rest:
-            extra["reasoning"] = rest
+    reasoning = _reasoning(body.get("reasoning"), ctx, extra)
     tools = ctx.list("tools", body.get("tools"))
     store = ctx.scalar("store", body.get("store"), bool)
     if store is None and not ctx.same:
