@@ -108,6 +108,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="an extra flag for `serve` (repeatable)")
     parser.add_argument("--record", action="store_true",
                         help="also run `gateway-recording`: the gateway with serve --record")
+    parser.add_argument("--record-dir", type=Path, metavar="DIR",
+                        help="where `gateway-recording` writes (default: a temporary folder); "
+                        "creating files costs what the file system asks, so say which")
     parser.add_argument("--before", metavar="REV",
                         help="also run `gateway-before`: the gateway of this git revision")
     args = parser.parse_args(argv)
@@ -139,8 +142,9 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
                      "--log-level", "warning", *args.gateway_arg], "messages"),
     }
     commands["gateway-before"] = commands["gateway"]
-    commands["gateway-recording"] = ([*commands["gateway"][0], "--record",
-                                      str(scratch / "cassettes")], "messages")
+    record_dir = args.record_dir or scratch / "cassettes"
+    commands["gateway-recording"] = ([*commands["gateway"][0], "--record", str(record_dir)],
+                                     "messages")
     where = {"gateway-before": scratch}
     names = args.servers.split(",")
     results: dict[str, dict[str, list[float]]] = {name: {} for name in names}

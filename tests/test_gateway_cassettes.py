@@ -9,6 +9,7 @@ client of the recorded format gets the recorded answer byte for byte.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Iterator
@@ -422,3 +423,28 @@ def test_a_client_leaving_at_its_answers_end_still_gets_recorded_whole(
     assert upstream.served[0].completed.is_set()  # read to its end after the client left
     access = [r.getMessage() for r in caplog.records if r.name == "translate.gateway.access"]
     assert len(access) == 1 and "outcome=complete" in access[0], access
+
+
+def test_a_reload_reads_the_cassettes_again(tmp_path: Path) -> None:
+    """SIGHUP (`Gateway.reload`): what was recorded since plays from the next request on,
+    through the transport mounted at start; another --replay folder takes a restart."""
+    from translate.gateway.app import Gateway
+
+    empty = tmp_path / "replay"
+    empty.mkdir()
+    settings = Settings(upstream_url="http://127.0.0.1:9/v1", upstream_format="chat",
+                        replay=str(empty))
+    folders = iter([empty, tmp_path / "elsewhere"])
+    gateway = Gateway(settings, reload=lambda: dataclasses.replace(settings,
+                                                                   replay=str(next(folders))))
+    mounted = gateway.cassettes.transport
+    assert mounted is not None and len(mounted.cassettes) == 0
+    _record("chat", "chat", empty, Script(body=chat_stream("Sunny.")))
+    gateway.reload()
+    (cassette,) = Shelf.load(empty).cassettes.values()
+    assert gateway.cassettes.transport is mounted and list(mounted.cassettes) == [cassette.name]
+    hops = gateway.cassettes.plan("chat", cassette.request, cassette.model)
+    assert hops is not None and hops[0][0].name == "replay:" + cassette.name
+    gateway.reload()  # --replay now names another folder: refused, the shelf stays
+    assert gateway.cassettes.settings.replay == str(empty)
+    assert list(mounted.cassettes) == [cassette.name]

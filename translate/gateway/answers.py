@@ -45,8 +45,6 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
     losses = LossReport()
     converter = Converter(source, target, on_error="emit", report=losses, **options)
     converted = converter.astream(chunks)
-    if recording is not None:
-        converted = recording.answer_chunks(converted)
 
     def done(relayed: EventStream) -> None:
         on_done()
@@ -63,7 +61,8 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
     return EventStream(converted, keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
                        headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing,
-                       ended=lambda: type(converter.outcome) is Stop)
+                       ended=lambda: type(converter.outcome) is Stop,
+                       tap=recording.answer_chunk if recording is not None else None)
 
 
 def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) -> None:

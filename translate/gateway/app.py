@@ -152,7 +152,7 @@ class Gateway:
                  reload: Callable[[], Settings] | None = None) -> None:
         self.settings = settings
         self.cassettes = Cassettes(settings)
-        replay = self.cassettes.transport()
+        replay = self.cassettes.transport
         self.upstreams = Upstreams(settings, transport, mounts=None if replay is None
                                    else {f"http://{REPLAY_HOST}": replay})
         self.metrics = Metrics()
@@ -163,13 +163,17 @@ class Gateway:
     async def lifespan(self, app: Starlette) -> AsyncIterator[None]:
         async with self.upstreams.running(), self.drain.on_signals(
                 self.reload if self._reload is not None else None):
-            yield
+            try:
+                yield
+            finally:  # the cassettes still being written
+                await anyio.to_thread.run_sync(self.cassettes.writer.close)
 
     def reload(self) -> None:
         """SIGHUP: read the configuration again (the flags' files: `--config`, the client keys
-        file) and serve by it from the next request on; requests in flight go on as they
-        were. A broken file is refused, and the old configuration keeps serving. The reasoning
-        key and the upstream connection pool stay (a restart changes them)."""
+        file) and serve by it from the next request on, with the cassettes of `--replay` read
+        again; requests in flight go on as they were. A broken file is refused, and the old
+        configuration keeps serving. The reasoning key and the upstream connection pool stay
+        (a restart changes them)."""
         assert self._reload is not None
         try:
             settings = self._reload()
@@ -179,6 +183,7 @@ class Gateway:
             return
         self.settings = self.upstreams.settings = dataclasses.replace(
             settings, reasoning_key=self.settings.reasoning_key)
+        self.cassettes = self.cassettes.reloaded(self.settings)
         self.drain.timeout = settings.graceful_timeout
         log.warning("reloaded: %d upstream(s), %d route(s), %d client key(s)",
                     len(settings.upstreams), len(settings.routes),
@@ -309,10 +314,9 @@ class Gateway:
                 headers=upstream_headers(upstream, request.headers,
                                          extra=dict(conversion.headers) if conversion else {},
                                          query=request.query_params)), upstream)
-            chunks = body_chunks(response)
             if recording is not None:
                 recording.answered(response, conversion.report.entries if conversion else ())
-                chunks = recording.upstream_chunks(chunks)
+            chunks = body_chunks(response, recording.upstream_chunk if recording else None)
             if streaming and first_byte:
                 try:
                     chunks = await first_bytes(chunks, upstream.first_byte_timeout

@@ -20,10 +20,12 @@ client's format naming the closest cassette and where it differs, or, with
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -47,7 +49,7 @@ from .settings import REPLAY_HOST, Settings, Upstream
 if TYPE_CHECKING:
     from ..request import RequestFormat
 
-__all__ = ["CassetteTransport", "Cassettes", "Recording"]
+__all__ = ["CassetteTransport", "CassetteWriter", "Cassettes", "Recording"]
 
 log = logging.getLogger("translate.gateway")
 
@@ -57,10 +59,11 @@ _REPLAY: Final = "replay:"
 class Recording:
     """One exchange on its way to a cassette: what went up, and the chunks as they came."""
 
-    def __init__(self, directory: Path, secrets: tuple[str, ...], client: RequestFormat,
-                 request: Mapping[str, Any], model: str | None, stream: bool,
-                 upstream: Upstream, upstream_model: str | None,
+    def __init__(self, writer: CassetteWriter, directory: Path, secrets: tuple[str, ...],
+                 client: RequestFormat, request: Mapping[str, Any], model: str | None,
+                 stream: bool, upstream: Upstream, upstream_model: str | None,
                  upstream_request: Mapping[str, Any]) -> None:
+        self.writer = writer
         self.directory = directory
         self.secrets = secrets
         self.fields: dict[str, Any] = dict(
@@ -104,54 +107,62 @@ class Recording:
     def clock(self) -> float:
         return float(self.fields["created"])
 
-    def upstream_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-        """`chunks`, each kept with its time since the request was sent."""
-        keep, sent = self.chunks.append, self.sent
-        return _tapped(chunks, lambda chunk: keep((chunk, time.monotonic() - sent)))
+    def upstream_chunk(self, chunk: bytes) -> None:
+        """A chunk of the upstream's answer, kept with its time since the request was sent
+        (`upstream.body_chunks` hands each over)."""
+        self.chunks.append((chunk, time.monotonic() - self.sent))
 
-    def answer_chunks(self, chunks: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-        """`chunks` (the client's answer), each kept."""
-        return _tapped(chunks, self.answer.append)
+    def answer_chunk(self, chunk: bytes) -> None:
+        """A chunk of the client's answer, kept (`relay.EventStream` hands each over)."""
+        self.answer.append(chunk)
 
     def finish(self, answer_headers: Mapping[str, str], answer_losses: Iterable[Loss], *,
-               complete: bool = True, body: bytes | None = None) -> Path | None:
-        """Write the cassette, with the client's answer (`body`, else the chunks kept by
-        `answer_chunks`); an answer cut short by the client or a shutdown is not written."""
+               complete: bool = True, body: bytes | None = None) -> None:
+        """Write the cassette (`CassetteWriter`), with the client's answer (`body`, else the
+        chunks kept by `answer_chunk`); an answer cut short by the client or a shutdown is
+        not written."""
         if not complete:
             log.info("not recorded: the answer did not end (%s)", self.key[:12])
-            return None
+            return
         cassette = Cassette(**self.fields, status=self.status, headers=self.headers,
                             body=b"".join(chunk for chunk, _ in self.chunks),
                             chunks=tuple((len(c), at) for c, at in self.chunks),
                             answer=b"".join(self.answer) if body is None else body,
                             answer_headers=answer_headers,
                             losses=(*self.losses, *answer_losses), key=self.key)
+        self.writer.write(cassette, self.directory, self.secrets)
+
+
+class CassetteWriter:
+    """Writes cassettes in a thread of its own, one after the other: the files are written
+    off the event loop, which a slow disk would stall for every stream in flight."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="cassettes")
+
+    def write(self, cassette: Cassette, directory: Path, secrets: tuple[str, ...]) -> None:
+        self.pool.submit(self._save, cassette, directory, secrets)
+
+    @staticmethod
+    def _save(cassette: Cassette, directory: Path, secrets: tuple[str, ...]) -> None:
         try:
-            folder = save(cassette, self.directory, secrets=self.secrets)
-        except OSError as exc:
+            folder = save(cassette, directory, secrets=secrets)
+        except Exception as exc:
             log.error("cassette %s not written: %s", cassette.name, exc)
-            return None
+            return
         log.info("recorded %s", folder.name)
-        return folder
 
-
-async def _tapped(chunks: AsyncIterator[bytes], keep: Callable[[bytes], object]
-                  ) -> AsyncGenerator[bytes, None]:
-    """`chunks`, each handed to `keep` on its way; closing this closes `chunks`."""
-    try:
-        async for chunk in chunks:
-            keep(chunk)
-            yield chunk
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
+    def close(self) -> None:
+        """Wait for the cassettes still being written (the gateway's shutdown)."""
+        self.pool.shutdown(wait=True)
 
 
 class Cassettes:
     """The gateway's recorder and its shelf of cassettes (either, both or neither)."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, writer: CassetteWriter | None = None) -> None:
+        self.settings = settings
+        self.writer = writer or CassetteWriter()  # (its thread starts with its first write)
         self.record = Path(settings.record) if settings.record else None
         self.shelf = Shelf.load(settings.replay) if settings.replay else None
         self.misses = settings.replay_misses
@@ -170,6 +181,24 @@ class Cassettes:
             log.warning("replaying %d cassette(s) from %s; a miss %s", len(self.shelf),
                         settings.replay, "goes to the upstream and is recorded"
                         if self.misses == "upstream" else "is refused")
+        self.transport = None if self.shelf is None else CassetteTransport(
+            {c.name: c for c in self.shelf.cassettes.values()}, pace=self.pace)
+        """What answers `REPLAY_HOST` (None without a shelf): the gateway mounts it on its
+        upstream client at start."""
+
+    def reloaded(self, settings: Settings) -> Cassettes:
+        """SIGHUP: the shelf read again (what was recorded since plays from the next request
+        on), served by the transport mounted at start; turning `--replay` on or off, or
+        another folder, takes a restart (the old shelf keeps serving)."""
+        if settings.replay != self.settings.replay:
+            log.error("reload: --replay changed: it takes a restart (the old cassettes keep "
+                      "playing)")
+            settings = dataclasses.replace(settings, replay=self.settings.replay)
+        fresh = Cassettes(settings, self.writer)
+        if self.transport is not None and fresh.transport is not None:
+            self.transport.cassettes = fresh.transport.cassettes
+            fresh.transport = self.transport
+        return fresh
 
     def plan(self, client: RequestFormat, body: Mapping[str, Any], model: str | None
              ) -> list[tuple[Upstream, str | None]] | None:
@@ -210,15 +239,8 @@ class Cassettes:
         if self.record is None or upstream.name in self.upstreams:
             return None
         secrets = self.secrets + ((presented,) if presented else ())
-        return Recording(self.record, secrets, client, call_body, model, stream, upstream,
-                         upstream_model, upstream_body)
-
-    def transport(self) -> httpx2.AsyncBaseTransport | None:
-        """The transport answering `REPLAY_HOST` (None without a shelf)."""
-        if self.shelf is None:
-            return None
-        return CassetteTransport({c.name: c for c in self.shelf.cassettes.values()},
-                                 pace=self.pace)
+        return Recording(self.writer, self.record, secrets, client, call_body, model, stream,
+                         upstream, upstream_model, upstream_body)
 
 
 class CassetteTransport(httpx2.AsyncBaseTransport):

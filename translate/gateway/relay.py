@@ -96,7 +96,8 @@ class EventStream:
                  on_done: Callable[[EventStream], None] | None = None,
                  shutdown: anyio.Event | None = None,
                  on_shutdown: Callable[[], bytes] | None = None,
-                 ended: Callable[[], bool] | None = None) -> None:
+                 ended: Callable[[], bool] | None = None,
+                 tap: Callable[[bytes], object] | None = None) -> None:
         self.chunks = chunks
         self.keepalive = keepalive
         self.keepalive_bytes = keepalive_bytes  # BLANK_KEEPALIVE for a gemini client
@@ -118,6 +119,8 @@ class EventStream:
         self.shut_down = False
         """Whether the gateway's shutdown ended the stream."""
         self.ended = ended
+        self.tap = tap
+        """Handed each chunk as it is written (a recording's)."""
         """Whether the answer has ended (the model's stop came): a client leaving then had
         all of it, and the upstream's trailer is still read (`LINGER`)."""
 
@@ -165,12 +168,14 @@ class EventStream:
                 return
 
     async def _relay(self, writer: _Writer) -> None:
-        chunks = self.chunks
+        chunks, tap = self.chunks, self.tap
         try:
             async for chunk in chunks:
                 if chunk:
                     if self.first_byte is None:
                         self.first_byte = time.monotonic()
+                    if tap is not None:
+                        tap(chunk)
                     await writer.write(chunk)
         except UpstreamBroke:
             pass  # logged where it happened; the converter already wrote the truncation

@@ -23,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any, Final
 
 import anyio
@@ -233,11 +233,15 @@ async def first_bytes(chunks: AsyncGenerator[bytes, None], seconds: float
     return joined()
 
 
-async def body_chunks(response: httpx2.Response) -> AsyncGenerator[bytes, None]:
-    """The upstream body (content-encoding undone); closing this generator closes the upstream
+async def body_chunks(response: httpx2.Response, keep: Callable[[bytes], object] | None = None
+                      ) -> AsyncGenerator[bytes, None]:
+    """The upstream body (content-encoding undone), each chunk handed to `keep` too (a
+    recording's, no generator layer of its own); closing this generator closes the upstream
     connection, shielded from the cancellation of a client that hung up."""
     try:
         async for chunk in response.aiter_bytes():
+            if keep is not None:
+                keep(chunk)
             yield chunk
     except httpx2.HTTPError as exc:
         log.warning("upstream stream failed: %s: %s", type(exc).__name__, exc)
