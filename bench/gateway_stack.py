@@ -15,7 +15,9 @@ round after round, so drift hits all of them alike):
   are installed), its clients speaking Anthropic Messages (chat -> messages translated);
 - `gateway-recording` (with `--record`): the same with `serve --record` into a temporary
   folder, every exchange written as a cassette: what recording costs per event, as its ratio to
-  `gateway`.
+  `gateway`;
+- `gateway-again` (with `--record`): the gateway once more, unchanged: the ratio of two equal
+  servers is the noise floor the recording's ratio is read against.
 
 For each server and each round: a burst of `--streams` concurrent streams (each `--events`
 events, `--gap` s apart) on a cold upstream pool (the first burst after 6 s idle, past httpx's
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
             if "gateway-before" not in args.servers:
                 args.servers += ",gateway-before"
         if args.record and "gateway-recording" not in args.servers:
-            args.servers += ",gateway-recording"
+            args.servers += ",gateway-recording,gateway-again"
         return _run(args, Path(tmp))
 
 
@@ -141,7 +143,7 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
                      upstream + "/v1", "--upstream-format", "chat", "--port", "{port}",
                      "--log-level", "warning", *args.gateway_arg], "messages"),
     }
-    commands["gateway-before"] = commands["gateway"]
+    commands["gateway-before"] = commands["gateway-again"] = commands["gateway"]
     record_dir = args.record_dir or scratch / "cassettes"
     commands["gateway-recording"] = ([*commands["gateway"][0], "--record", str(record_dir)],
                                      "messages")
@@ -224,19 +226,22 @@ def _report(results: dict[str, dict[str, list[float]]], names: list[str], sizes:
         return
     gateway = med["gateway"]
     print("\nratios (gateway / relay):")
-    for relay in (n for n in names if n not in ("gateway", "gateway-recording")):
+    for relay in (n for n in names
+                  if n not in ("gateway", "gateway-recording", "gateway-again")):
         parts = [f"{size} {pool} "
                  f"{gateway[f'{size} {pool} cpu_us_per_event'] / med[relay][f'{size} {pool} cpu_us_per_event']:.2f}x"  # noqa: E501
                  for size in sizes for pool in ("cold", "warm")]
         parts.append(f"short {gateway['short cpu_ms_per_request'] / med[relay]['short cpu_ms_per_request']:.2f}x")  # noqa: E501
         print(f"  CPU vs {relay}: " + ", ".join(parts))
-    if "gateway-recording" in med:
-        recording = med["gateway-recording"]
-        parts = [f"{size} {pool} {recording[key] / gateway[key]:.3f}x"
+    for other, what in (("gateway-recording", "CPU of recording (gateway-recording / gateway)"),
+                        ("gateway-again", "noise floor (gateway-again / gateway)")):
+        if other not in med:
+            continue
+        parts = [f"{size} {pool} {med[other][key] / gateway[key]:.3f}x"
                  for size in sizes for pool in ("cold", "warm")
                  for key in [f"{size} {pool} cpu_us_per_event"]]
-        parts.append(f"short {recording['short cpu_ms_per_request'] / gateway['short cpu_ms_per_request']:.3f}x")  # noqa: E501
-        print("  CPU of recording (gateway-recording / gateway): " + ", ".join(parts))
+        parts.append(f"short {med[other]['short cpu_ms_per_request'] / gateway['short cpu_ms_per_request']:.3f}x")  # noqa: E501
+        print(f"  {what}: " + ", ".join(parts))
     for name in names:
         warm = [med[name][f"{size} warm cpu_us_per_event"] / med[name][f"{size} cold cpu_us_per_event"]  # noqa: E501
                 for size in sizes]

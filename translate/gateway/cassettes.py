@@ -72,7 +72,10 @@ class Recording:
             upstream_request=upstream_request, created=int(time.time()))
         self.key = conversation_key(conversation(request, source=client, model=model))
         self.sent = time.monotonic()
-        self.chunks: list[tuple[bytes, float]] = []
+        self.chunks: list[bytes] = []
+        self.times: list[float] = []
+        """When each chunk came, in seconds since the request was sent (two flat lists, no
+        tuple per chunk for the garbage collector to walk while a stream runs)."""
         self.answer: list[bytes] = []
         self.status = 0
         self.headers: Mapping[str, str] = {}
@@ -91,7 +94,7 @@ class Recording:
         if refusal.upstream_answer is None:
             return
         self.status, self.headers, body = refusal.upstream_answer
-        self.chunks = [(body, time.monotonic() - self.sent)]
+        self.chunks, self.times = [body], [time.monotonic() - self.sent]
         self.losses = list(request_losses)
         answer = JSONResponse(refusal.error.body, status_code=refusal.error.status,
                               headers=refusal.error.headers)  # as the client got it
@@ -99,7 +102,7 @@ class Recording:
 
     def whole(self, body: bytes) -> None:
         """A final object, kept as one chunk at the time it was read."""
-        self.chunks.append((body, time.monotonic() - self.sent))
+        self.upstream_chunk(body)
 
     def ids(self) -> Callable[[str], str]:
         return cassette_ids(self.key)
@@ -110,7 +113,8 @@ class Recording:
     def upstream_chunk(self, chunk: bytes) -> None:
         """A chunk of the upstream's answer, kept with its time since the request was sent
         (`upstream.body_chunks` hands each over)."""
-        self.chunks.append((chunk, time.monotonic() - self.sent))
+        self.chunks.append(chunk)
+        self.times.append(time.monotonic() - self.sent)
 
     def answer_chunk(self, chunk: bytes) -> None:
         """A chunk of the client's answer, kept (`relay.EventStream` hands each over)."""
@@ -125,8 +129,8 @@ class Recording:
             log.info("not recorded: the answer did not end (%s)", self.key[:12])
             return
         cassette = Cassette(**self.fields, status=self.status, headers=self.headers,
-                            body=b"".join(chunk for chunk, _ in self.chunks),
-                            chunks=tuple((len(c), at) for c, at in self.chunks),
+                            body=b"".join(self.chunks),
+                            chunks=tuple(zip(map(len, self.chunks), self.times, strict=True)),
                             answer=b"".join(self.answer) if body is None else body,
                             answer_headers=answer_headers,
                             losses=(*self.losses, *answer_losses), key=self.key)
