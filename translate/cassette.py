@@ -4,13 +4,16 @@ played back to a client of any format (sans-I/O: the gateway and the pytest plug
 A cassette is a folder, named after the client's model and its matching key
 (`claude-sonnet-4-5-1f0c2a9e4b7d`), holding plain files a reviewer can read and diff:
 
-    head.json              formats, models, status, the headers that matter, the loss report
-    request.json           the client's request body
-    upstream-request.json  the request as the upstream got it (translated)
-    upstream.sse           the upstream's answer, byte for byte as it arrived (upstream.json
-                           when it was not streamed)
-    upstream.timing        its chunks: one line each, "<bytes> <milliseconds since sent>"
-    answer.sse             what the client got (answer.json when not streamed)
+    head.json     what the exchange was: formats, models, status, the headers that matter,
+                  the loss report, the upstream's chunk timing ("<bytes> <milliseconds since
+                  sent>" per chunk), and the two requests: the client's body and the body the
+                  upstream got (translated)
+    upstream.sse  the upstream's answer, byte for byte as it arrived (upstream.json when it
+                  was not streamed)
+    answer.sse    what the client got (answer.json when not streamed)
+
+Three files, not one per part: creating a file is most of what a recording costs the gateway
+(bench/README.md, "What recording costs").
 
 No secret is written: only the headers named in `UPSTREAM_HEADERS` and `ANSWER_HEADERS` are
 kept (never an auth header, never a URL's query), and every secret given to `save` (the
@@ -87,8 +90,9 @@ __all__ = [
     "without_tool_output",
 ]
 
-VERSION: Final = 1
-"""The cassette layout `head.json` says it is written in (`cassette`)."""
+VERSION: Final = 2
+"""The cassette layout `head.json` says it is written in (`cassette`). Layout 1 kept the two
+requests and the timing in files of their own."""
 
 REDACTED: Final = "[redacted]"
 """What a secret is replaced by in every file of a cassette."""
@@ -371,38 +375,38 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
     same conversation wrote there), with every one of `secrets` replaced by `REDACTED`;
     returns the folder."""
     folder = Path(directory) / cassette.name
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True)
+        fresh = True
+    except FileExistsError:
+        fresh = False
     hide = _Redactor(secrets)
     up = "upstream.sse" if cassette.streamed else "upstream.json"
     answer = "answer.sse" if cassette.answer_headers.get("content-type", "").startswith(
         _SSE) else "answer.json"
+    body, lengths = hide.chunks(cassette.body, [length for length, _ in cassette.chunks])
     head = {
         "cassette": VERSION,
         "key": cassette.key,
         "created": cassette.created,
         "client": {"format": cassette.client, "model": cassette.model,
-                   "stream": cassette.stream, "request": "request.json"},
+                   "stream": cassette.stream},
         "upstream": {"name": cassette.upstream, "format": cassette.upstream_format,
-                     "model": cassette.upstream_model,
-                     "request": "upstream-request.json", "status": cassette.status,
-                     "headers": _kept(cassette.headers, UPSTREAM_HEADERS), "body": up,
-                     "timing": "upstream.timing"},
+                     "model": cassette.upstream_model, "status": cassette.status,
+                     "headers": _kept(cassette.headers, UPSTREAM_HEADERS), "body": up},
         "answer": {"headers": _kept(cassette.answer_headers, ANSWER_HEADERS), "body": answer},
         "losses": [{"stage": loss.stage, "format": loss.format, "what": loss.what,
                     "detail": loss.detail, "count": loss.count} for loss in cassette.losses],
+        "timing": [f"{length} {round(at * 1000)}"
+                   for length, (_, at) in zip(lengths, cassette.chunks, strict=True)],
+        "request": cassette.request,
+        "upstream_request": cassette.upstream_request,
     }
-    files = {
-        "head.json": _json_file(head),
-        "request.json": _json_file(cassette.request),
-        "upstream-request.json": _json_file(cassette.upstream_request),
-        answer: cassette.answer,
-    }
-    files = {name: hide(data) for name, data in files.items()}
-    files[up], lengths = hide.chunks(cassette.body, [length for length, _ in cassette.chunks])
-    files["upstream.timing"] = "".join(f"{length} {round(at * 1000)}\n" for length, (_, at)
-                                       in zip(lengths, cassette.chunks, strict=True)).encode()
-    for stale in {"upstream.sse", "upstream.json", "answer.sse", "answer.json"} - set(files):
-        (folder / stale).unlink(missing_ok=True)
+    files = {"head.json": hide(_json_file(head)), up: body, answer: hide(cassette.answer)}
+    if not fresh:  # a recording of the same conversation: what it wrote that this does not
+        for stale in folder.iterdir():
+            if stale.name not in files:
+                stale.unlink()
     for name, data in files.items():
         (folder / name).write_bytes(data)
     return folder
@@ -411,30 +415,32 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
 def load(folder: str | Path) -> Cassette:
     """The cassette in `folder` (`CassetteError` naming the file when it cannot be read)."""
     folder = Path(folder)
-    head = _read_json(folder / "head.json")
+    where = folder / "head.json"
+    head = _read_json(where)
     try:
         if head.get("cassette") != VERSION:
-            raise CassetteError(f"{folder / 'head.json'}: cassette layout "
-                                f"{head.get('cassette')!r}, this version reads {VERSION}")
+            raise CassetteError(f"{where}: cassette layout {head.get('cassette')!r}, this "
+                                f"version reads {VERSION}: record it again")
         client, up, answer = head["client"], head["upstream"], head["answer"]
         body = _read_bytes(folder / up["body"])
-        chunks = tuple(_timing(folder / up["timing"]))
+        chunks = tuple(_timing(head.get("timing", ()), where))  # (hand-written: may be left out)
+        if not isinstance(head["request"], dict) or not isinstance(head["upstream_request"], dict):
+            raise TypeError("request")
         if sum(length for length, _ in chunks) not in (0, len(body)):
-            raise CassetteError(f"{folder / up['timing']}: its chunks add up to "
+            raise CassetteError(f"{where}: the timing's chunks add up to "
                                 f"{sum(length for length, _ in chunks)} bytes, "
                                 f"{up['body']} has {len(body)}")
         return Cassette(
-            client=client["format"], request=_read_json(folder / client["request"]),
-            model=client["model"], stream=client["stream"], upstream=up["name"],
-            upstream_format=up["format"], upstream_model=up["model"],
-            upstream_request=_read_json(folder / up["request"]), status=up["status"],
-            headers=up["headers"], body=body, chunks=chunks,
+            client=client["format"], request=head["request"], model=client["model"],
+            stream=client["stream"], upstream=up["name"], upstream_format=up["format"],
+            upstream_model=up["model"], upstream_request=head["upstream_request"],
+            status=up["status"], headers=up["headers"], body=body, chunks=chunks,
             answer=_read_bytes(folder / answer["body"]), answer_headers=answer["headers"],
             losses=tuple(Loss(**loss) for loss in head.get("losses", ())),
             created=head.get("created", 0))
     except (KeyError, TypeError) as exc:
-        raise CassetteError(f"{folder / 'head.json'}: not a cassette head ({exc!r} is "
-                            "missing or malformed)") from None
+        raise CassetteError(f"{where}: not a cassette head ({exc!r} is missing or "
+                            "malformed)") from None
 
 
 class Shelf:
@@ -539,13 +545,11 @@ def _read_json(path: Path) -> Any:
     return value
 
 
-def _timing(path: Path) -> Iterator[tuple[int, float]]:
-    if not path.exists():  # a cassette written by hand may leave it out
-        return
-    for number, line in enumerate(_read_bytes(path).decode().splitlines(), 1):
+def _timing(lines: Iterable[str], where: Path) -> Iterator[tuple[int, float]]:
+    for number, line in enumerate(lines):
         try:
             length, at = line.split()
             yield int(length), int(at) / 1000
-        except ValueError:
-            raise CassetteError(f"{path}:{number}: expected '<bytes> <milliseconds>', "
-                                f"got {line[:40]!r}") from None
+        except (AttributeError, ValueError):
+            raise CassetteError(f"{where}: timing[{number}]: expected '<bytes> <milliseconds>', "
+                                f"got {str(line)[:40]!r}") from None
