@@ -1,0 +1,106 @@
+"""What boto3 rebuilds from a Bedrock ConverseStream, as a `Summary` in the IR's semantics.
+
+boto3 has no accumulator of its own: `converse_stream()["stream"]` is botocore's `EventStream`,
+which reads the AWS event stream (its own frame parser, CRCs checked) and parses each event
+against the `bedrock-runtime` service model's `ConverseStreamOutput` shape, raising
+`EventStreamError` for an exception frame. This module reads the body the same way
+(`EventStream` over the bytes the httpx client serves) and folds the events as a Converse
+client does: text deltas joined, reasoning text apart (blocks joined with a blank line),
+`toolUse` blocks with their joined `input` parsed, the stop reason through the decoder's
+table, `metadata.usage` in OpenAI's convention (input includes cache reads and writes).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+from botocore import session as botocore_session
+from botocore.eventstream import EventStream
+from botocore.exceptions import EventStreamError
+from botocore.parsers import EventStreamJSONParser
+
+from translate.formats.bedrock.wire import STOP_TO_IR
+
+from . import Summary, ToolCall
+
+__all__ = ["events", "summarize"]
+
+
+@functools.cache
+def _stream_shape() -> Any:
+    model = botocore_session.get_session().get_service_model("bedrock-runtime")
+    return model.operation_model("ConverseStream").output_shape.members["stream"]
+
+
+class _Body:
+    """The `raw_stream` botocore's `EventStream` reads: the response's bytes as they come."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+
+    def stream(self) -> Iterator[bytes]:
+        yield from self._chunks
+
+    def close(self) -> None:
+        pass
+
+
+def events(client: httpx.Client) -> list[dict[str, Any]]:
+    """Every event boto3 yields for the stream `client` serves (raises what it raises)."""
+    with client.stream("POST", "http://test/model/m/converse-stream") as response:
+        stream = EventStream(_Body(response.iter_bytes()), _stream_shape(),
+                             EventStreamJSONParser(), "ConverseStream")
+        return list(stream)
+
+
+def summarize(client: httpx.Client) -> Summary:
+    summary = Summary()
+    got: list[dict[str, Any]] = []
+    try:
+        with client.stream("POST", "http://test/model/m/converse-stream") as response:
+            for event in EventStream(_Body(response.iter_bytes()), _stream_shape(),
+                                     EventStreamJSONParser(), "ConverseStream"):
+                got.append(event)
+    except EventStreamError as exc:
+        summary.stop = "error"
+        summary.error = f"{type(exc).__name__}: {exc}"
+    summary.raw = got
+    texts: dict[int, list[str]] = {}
+    thoughts: dict[int, list[str]] = {}
+    tools: dict[int, tuple[dict[str, Any], list[str]]] = {}
+    for event in got:
+        ((kind, body),) = event.items()
+        if kind == "contentBlockStart":
+            tool = body["start"].get("toolUse")
+            if tool is not None and tool.get("type", "tool_use") == "tool_use":
+                tools[body["contentBlockIndex"]] = (tool, [])
+        elif kind == "contentBlockDelta":
+            index, delta = body["contentBlockIndex"], body["delta"]
+            if "text" in delta:
+                texts.setdefault(index, []).append(delta["text"])
+            elif "text" in delta.get("reasoningContent", {}):
+                thoughts.setdefault(index, []).append(delta["reasoningContent"]["text"])
+            elif "toolUse" in delta and index in tools:
+                tools[index][1].append(delta["toolUse"]["input"])
+        elif kind == "messageStop" and summary.stop is None:
+            summary.stop = STOP_TO_IR.get(body["stopReason"], body["stopReason"])
+        elif kind == "metadata":
+            summary.usage = _usage(body.get("usage") or {})
+    summary.text = "".join("".join(parts) for _, parts in sorted(texts.items()))
+    summary.reasoning = "\n\n".join("".join(parts) for _, parts in sorted(thoughts.items()))
+    for _, (tool, parts) in sorted(tools.items()):
+        text = "".join(parts)
+        summary.tool_calls.append(ToolCall(name=tool["name"], id=tool["toolUseId"],
+                                           arguments=json.loads(text) if text else {}))
+    return summary
+
+
+def _usage(usage: dict[str, Any]) -> dict[str, int | None]:
+    read, write = usage.get("cacheReadInputTokens"), usage.get("cacheWriteInputTokens")
+    return {"input": usage.get("inputTokens", 0) + (read or 0) + (write or 0),
+            "output": usage.get("outputTokens"), "cache_read": read, "cache_write": write,
+            "reasoning": None}

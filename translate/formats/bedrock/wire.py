@@ -1,0 +1,64 @@
+"""Amazon Bedrock Converse: the mapping tables its decoder and encoder share.
+
+ConverseStream (AWS's API reference, `ConverseStreamOutput`): an AWS event stream
+(`translate.eventstream`) whose frames are named by their `:event-type` header and carry one
+JSON object each. Every payload has a `p` field of random padding (it hides the length of the
+content from an eavesdropper), which carries nothing and is ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from ...events import ErrorKind, StopReason, Usage
+from .._base import count, opt_dict
+
+__all__ = ["ERROR_TO_IR", "PADDING", "SIGNATURE_FORMAT", "STOP_TO_IR", "usage_to_ir"]
+
+PADDING: Final = "p"
+"""The padding field of every ConverseStream payload."""
+
+SIGNATURE_FORMAT: Final = "bedrock-converse-v1"
+"""The reasoning format tag of Bedrock's `reasoningContent.signature` and `redactedContent`:
+proofs only Bedrock reads back (mapping.md §7.5: never presented to another provider as its
+own)."""
+
+STOP_TO_IR: Final[dict[str, StopReason]] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "guardrail_intervened": "content_filter",
+    "content_filtered": "content_filter",
+    "model_context_window_exceeded": "context_window",
+}
+"""`messageStop.stopReason` -> IR. `malformed_model_output` and `malformed_tool_use` have no
+IR reason: the decoder says `end_turn` and reports them."""
+
+ERROR_TO_IR: Final[dict[str, ErrorKind]] = {
+    "throttlingException": "rate_limit",
+    "serviceUnavailableException": "overloaded",
+    "modelStreamErrorException": "api_error",
+    "internalServerException": "api_error",
+    "validationException": "invalid_request",
+    "modelTimeoutException": "timeout",
+    "accessDeniedException": "permission",
+    "resourceNotFoundException": "not_found",
+    "serviceQuotaExceededException": "rate_limit",
+}
+"""A ConverseStream exception frame's `:exception-type` -> IR error kind (any other: api_error)."""
+
+
+def usage_to_ir(raw: dict[str, Any]) -> Usage:
+    """`metadata.usage` -> IR `Usage`: Bedrock's `inputTokens` leaves out the cache reads and
+    writes, which the IR's input count includes (as Anthropic's does)."""
+    uncached = count(raw, "inputTokens", "metadata.usage")
+    read = count(raw, "cacheReadInputTokens", "metadata.usage")
+    write = count(raw, "cacheWriteInputTokens", "metadata.usage")
+    total_in = None
+    if uncached is not None or read is not None or write is not None:
+        total_in = (uncached or 0) + (read or 0) + (write or 0)
+    opt_dict(raw, "serverToolUsage", "metadata.usage")  # (checked; kept in `raw`)
+    return Usage(input_tokens=total_in, output_tokens=count(raw, "outputTokens", "metadata.usage"),
+                 cache_read_tokens=read, cache_write_tokens=write,
+                 total_tokens=count(raw, "totalTokens", "metadata.usage"), raw=raw)
