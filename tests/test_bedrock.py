@@ -1,8 +1,15 @@
-"""Bedrock ConverseStream, read (issue 44): every real recording in tests/fixtures/bedrock
-decodes into well-formed IR (kept as JSON snapshots), and converts into every other format,
-whose official SDK rebuilds what boto3 rebuilds from the original (text, reasoning, tool calls,
-stop reason, usage); what a target cannot carry (Bedrock's reasoning proofs, a server tool's
-blocks) is in the loss report. A damaged, cut or foreign stream is an error, never a clean end.
+"""Bedrock ConverseStream, read and written (issue 44).
+
+- Read: every real recording in tests/fixtures/bedrock decodes into well-formed IR (kept as
+  JSON snapshots) and converts into every other format, whose official SDK rebuilds what boto3
+  rebuilds from the original (text, reasoning, tool calls, stop reason, usage); what a target
+  cannot carry (Bedrock's reasoning proofs, a server tool's blocks) is in the loss report. A
+  damaged, cut or foreign stream is an error, never a clean end.
+- Written: a recording written back as bedrock is what boto3 read from the original, event for
+  event (signatures, redacted content and server tools included); every stream of every other
+  format (ours, and ../shared's recordings where present) written as bedrock is read by boto3
+  (botocore's own frame parser and the bedrock-runtime shape), which rebuilds what the
+  Anthropic SDK rebuilds from the same stream written as messages, the sibling format.
 """
 
 from __future__ import annotations
@@ -10,19 +17,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from tests.sdk import Summary, summarize
+from tests.sdk import Summary, streaming_transport, summarize
+from tests.sdk.bedrock import events as boto3_events
 from translate import EVENT_LIST
 from translate.errors import DecodeError
 from translate.events import BlockStart, Error, Event, SignatureDelta, Stop, Usage
 from translate.eventstream import frame
-from translate.formats import get_encoder
-from translate.formats.bedrock import BedrockDecoder
+from translate.formats import get_decoder, get_encoder
+from translate.formats.bedrock import BedrockDecoder, BedrockEncoder
 from translate.formats.bedrock.wire import SIGNATURE_FORMAT
 
-from .conftest import OWN_FIXTURES
+from .conftest import OWN_FIXTURES, stream_params
 from .test_decode import assert_well_formed, shorten
 
 pytest.importorskip("botocore", reason="botocore is a test dependency")
@@ -154,3 +163,80 @@ def test_an_exception_frame_mid_stream_is_the_error_of_its_kind() -> None:
 def test_frames_out_of_order_are_bad_input_naming_what(frames: list[bytes], says: str) -> None:
     with pytest.raises(DecodeError, match=says):
         BedrockDecoder().feed(b"".join(frames))
+
+
+# -- written --------------------------------------------------------------------------------------
+
+
+def _encode(target: str, events: list[Event], deterministic: dict[str, Any]
+            ) -> tuple[bytes, set[str]]:
+    encoder = get_encoder(target, **deterministic) if target != "bedrock" else BedrockEncoder(
+        **deterministic)
+    output = b"".join(encoder.encode(event) for event in events) + encoder.end()
+    return output, {loss.what for loss in encoder.report}
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.stem)
+def test_a_recording_written_back_is_what_boto3_read_from_the_original(
+        path: Path, deterministic: dict[str, Any]) -> None:
+    body = path.read_bytes()
+    events = _decode(body, strict=True, keep_envelope=True)
+    output, lost = _encode("bedrock", events, deterministic)
+    assert not lost
+    assert boto3_events(httpx.Client(transport=streaming_transport(output))) == boto3_events(
+        httpx.Client(transport=streaming_transport(body)))
+    assert _decode(output, strict=True) == _decode(body, strict=True)
+
+
+def _sibling_view(summary: Summary, ids: bool) -> dict[str, Any]:
+    """What we compare of a rebuild: after an error only that it failed (the Anthropic SDK
+    raises before handing anything back, boto3 after the events it read); cache counts absent
+    or zero alike (the Anthropic SDK says 0)."""
+    if summary.error:
+        return {"error": True}
+    usage = summary.usage
+    return {"text": summary.text, "reasoning": summary.reasoning, "stop": summary.stop,
+            "tools": [(t.name, t.arguments, t.id if ids else None) for t in summary.tool_calls],
+            "usage": (usage.get("input"), usage.get("output"), usage.get("cache_read") or 0,
+                      usage.get("cache_write") or 0)}
+
+
+@pytest.mark.parametrize(("format", "path"),
+                         stream_params("chat", "responses", "messages", "gemini", "images"))
+def test_every_stream_written_as_bedrock_is_read_by_boto3_as_its_sibling_by_anthropic(
+        format: str, path: Path, deterministic: dict[str, Any]) -> None:
+    decoder = get_decoder(format)
+    events = decoder.feed(path.read_bytes()) + decoder.end()
+    output, lost = _encode("bedrock", events, deterministic)
+    sibling, _ = _encode("messages", events, {**deterministic,
+                                              "id_factory": deterministic["id_factory"]})
+    # a call with no id of its own gets one from each encoder, each in its own spelling
+    ids = all(e.id is not None for e in events if isinstance(e, BlockStart)
+              and e.kind == "tool_call")
+    got = _sibling_view(summarize("bedrock", output), ids)
+    expected = _sibling_view(summarize("messages", sibling), ids)
+    if "stop_reason" in lost:  # pause_turn: no Bedrock stopReason
+        assert got["stop"] == "end_turn" and expected["stop"] == "pause_turn"
+        got["stop"] = expected["stop"]
+    assert got == expected
+    again = BedrockDecoder(strict=True)  # and our own decoder reads it strictly
+    assert isinstance((again.feed(output) + again.end())[-1], Stop | Error)
+
+
+def test_an_error_mid_stream_is_the_exception_boto3_raises_with_its_code(
+        deterministic: dict[str, Any]) -> None:
+    events: list[Event] = [*_decode((OWN_FIXTURES / "bedrock" / "text.eventstream")
+                                    .read_bytes())[:3],
+                           Error(kind="overloaded", message="Overloaded")]
+    output, _ = _encode("bedrock", events, deterministic)
+    summary = summarize("bedrock", output)
+    assert summary.error is not None and "serviceUnavailableException" in summary.error
+    assert "Overloaded" in summary.error and summary.text  # the text before it was read
+
+
+def test_a_stream_that_ends_early_is_written_as_an_exception_never_a_clean_end(
+        deterministic: dict[str, Any]) -> None:
+    events = _decode(STREAM)[:5]
+    output, _ = _encode("bedrock", events, deterministic)
+    summary = summarize("bedrock", output)
+    assert summary.error is not None and "modelStreamErrorException" in summary.error

@@ -93,10 +93,17 @@ def summarize(client: httpx.Client) -> Summary:
     summary.text = "".join("".join(parts) for _, parts in sorted(texts.items()))
     summary.reasoning = "\n\n".join("".join(parts) for _, parts in sorted(thoughts.items()))
     for _, (tool, parts) in sorted(tools.items()):
-        text = "".join(parts)
         summary.tool_calls.append(ToolCall(name=tool["name"], id=tool["toolUseId"],
-                                           arguments=json.loads(text) if text else {}))
+                                           arguments=_args("".join(parts))))
     return summary
+
+
+def _args(text: str) -> Any:
+    """The joined input parsed (a call cut mid-JSON stays its raw text; "" is {})."""
+    try:
+        return json.loads(text) if text else {}
+    except ValueError:
+        return text
 
 
 def _usage(usage: dict[str, Any]) -> dict[str, int | None]:

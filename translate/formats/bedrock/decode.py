@@ -203,9 +203,13 @@ class BedrockDecoder(Machine[_State], Decoder):
         out: list[Event] = []
         if tool is not None and tool.get("type", "tool_use") == "tool_use":
             block = self._blocks.add(_Block("tool_call"), index)
+            # fields beyond the two the IR models (`type`) ride along in `raw`, for a bedrock
+            # target to write the same start
+            extra = {k: v for k, v in tool.items() if k not in ("toolUseId", "name")}
             self._blocks.start(out, block, kind="tool_call",
                                id=need_str(tool, "toolUseId", "contentBlockStart.start.toolUse"),
-                               name=need_str(tool, "name", "contentBlockStart.start.toolUse"))
+                               name=need_str(tool, "name", "contentBlockStart.start.toolUse"),
+                               raw=extra or None)
             return out
         if not start:
             self._fail(f"contentBlockStart for block {index} without a start object")

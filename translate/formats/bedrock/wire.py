@@ -13,7 +13,8 @@ from typing import Any, Final
 from ...events import ErrorKind, StopReason, Usage
 from .._base import count, opt_dict
 
-__all__ = ["ERROR_TO_IR", "PADDING", "SIGNATURE_FORMAT", "STOP_TO_IR", "usage_to_ir"]
+__all__ = ["ERROR_TO_IR", "IR_TO_EXCEPTION", "IR_TO_STOP", "PADDING", "SIGNATURE_FORMAT",
+           "STOP_TO_IR", "usage_from_ir", "usage_to_ir"]
 
 PADDING: Final = "p"
 """The padding field of every ConverseStream payload."""
@@ -35,6 +36,16 @@ STOP_TO_IR: Final[dict[str, StopReason]] = {
 """`messageStop.stopReason` -> IR. `malformed_model_output` and `malformed_tool_use` have no
 IR reason: the decoder says `end_turn` and reports them."""
 
+IR_TO_STOP: Final[dict[StopReason, str]] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "content_filter": "content_filtered",
+    "context_window": "model_context_window_exceeded",
+}
+"""IR -> `messageStop.stopReason` (`pause_turn` has none: `end_turn`, reported)."""
+
 ERROR_TO_IR: Final[dict[str, ErrorKind]] = {
     "throttlingException": "rate_limit",
     "serviceUnavailableException": "overloaded",
@@ -47,6 +58,23 @@ ERROR_TO_IR: Final[dict[str, ErrorKind]] = {
     "serviceQuotaExceededException": "rate_limit",
 }
 """A ConverseStream exception frame's `:exception-type` -> IR error kind (any other: api_error)."""
+
+IR_TO_EXCEPTION: Final[dict[ErrorKind, str]] = {
+    "rate_limit": "throttlingException",
+    "overloaded": "serviceUnavailableException",
+    "invalid_request": "validationException",
+    "request_too_large": "validationException",
+    "timeout": "modelTimeoutException",
+    "authentication": "accessDeniedException",
+    "permission": "accessDeniedException",
+    "not_found": "resourceNotFoundException",
+    "truncated": "modelStreamErrorException",
+    "bad_input": "modelStreamErrorException",
+    "api_error": "internalServerException",
+    "billing": "accessDeniedException",
+}
+"""IR error kind -> the exception frame's `:exception-type` (boto3 raises `EventStreamError`
+with it as the code): a stream that failed after it began is the model stream's error."""
 
 
 def usage_to_ir(raw: dict[str, Any]) -> Usage:
@@ -62,3 +90,21 @@ def usage_to_ir(raw: dict[str, Any]) -> Usage:
     return Usage(input_tokens=total_in, output_tokens=count(raw, "outputTokens", "metadata.usage"),
                  cache_read_tokens=read, cache_write_tokens=write,
                  total_tokens=count(raw, "totalTokens", "metadata.usage"), raw=raw)
+
+
+def usage_from_ir(usage: Usage | None) -> dict[str, int]:
+    """IR `Usage` -> `metadata.usage` (zeros without one): `inputTokens` without the cache
+    reads and writes, which have their own fields."""
+    if usage is None:
+        return {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+    read, write = usage.cache_read_tokens, usage.cache_write_tokens
+    total_in = usage.input_tokens or 0
+    output = usage.output_tokens or 0
+    out = {"inputTokens": max(0, total_in - (read or 0) - (write or 0)), "outputTokens": output,
+           "totalTokens": usage.total_tokens if usage.total_tokens is not None
+           else total_in + output}
+    if read is not None:
+        out["cacheReadInputTokens"] = read
+    if write is not None:
+        out["cacheWriteInputTokens"] = write
+    return out
