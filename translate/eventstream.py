@@ -30,6 +30,7 @@ from __future__ import annotations
 import struct
 import zlib
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from .errors import DecodeError
@@ -63,16 +64,26 @@ _FIXED: Final = {2: struct.Struct("!b"), 3: struct.Struct("!h"), 4: struct.Struc
 _SMALLEST: Final = 16  # a frame with no header and no payload: the prelude and the message CRC
 _crc32 = zlib.crc32
 
+_HEADER_CACHE: dict[bytes, Mapping[str, HeaderValue]] = {}
+"""Header sections already parsed, by their bytes, shared by every parser (a read-only
+mapping, handed to every message with those headers). At most `_HEADER_CACHE_SIZE` entries: a
+stream of made-up headers is parsed, not remembered."""
+_HEADER_CACHE_SIZE: Final = 256
+
 
 class EventStreamMessage(NamedTuple):
     """One frame: its headers and payload, where it began, and its place in the stream."""
 
-    headers: dict[str, HeaderValue]
+    headers: Mapping[str, HeaderValue]
+    """Read-only: one mapping is shared by every frame with the same header bytes."""
     payload: bytes
     offset: int = 0
     """Byte offset in the input where the frame began."""
     number: int = 0
     """0-based position of this frame among the frames of the stream."""
+
+
+_new_message = tuple.__new__  # EventStreamMessage without the keyword-handling constructor
 
 
 class EventStreamParser:
@@ -83,14 +94,21 @@ class EventStreamParser:
     `DecodeError` (format "eventstream") with the frame's byte offset; the frames completed by
     the same `feed` before it are on the error's `messages`. After an error the parser is
     closed.
+
+    How it stays fast and linear: the bytes of a frame still incomplete wait in a bytearray,
+    and a `feed` that cannot complete it only appends (a large frame arriving in small pieces
+    is copied about twice, not once per piece); a `feed` that can is read from one `bytes`
+    object, frame after frame, with slices and `unpack_from`. A frame's header section is
+    parsed once per distinct byte string (`_HEADER_CACHE`): a stream repeats the same three
+    headers per event type, and parsing them was most of the parser's time.
     """
 
     __slots__ = ("_buffer", "_closed", "_count", "_limit", "_need", "_offset")
 
     def __init__(self, *, max_frame_size: int = DEFAULT_MAX_FRAME_SIZE) -> None:
         self._limit = max_frame_size
-        self._buffer = bytearray()  # the bytes of the frame being read (and any after it)
-        self._need = _PRELUDE.size  # bytes the next step waits for: a prelude, then its frame
+        self._buffer = bytearray()  # the bytes of a frame not complete yet
+        self._need = _PRELUDE.size  # bytes the buffer must hold before a frame can be read
         self._offset = 0  # stream offset of the buffer's first byte
         self._count = 0
         self._closed = False
@@ -100,27 +118,50 @@ class EventStreamParser:
         if self._closed:
             raise DecodeError("eventstream: parser is closed", format=_FORMAT)
         buffer = self._buffer
-        buffer += chunk
+        if buffer:
+            buffer += chunk
+            if len(buffer) < self._need:  # (a large frame arriving in pieces)
+                return []
+            data = bytes(buffer)
+        else:
+            data = chunk if type(chunk) is bytes else bytes(chunk)
         out: list[EventStreamMessage] = []
-        if len(buffer) < self._need:  # (a large frame arriving in pieces: nothing to do yet)
-            return out
-        start = 0
+        pos, size = 0, len(data)
+        # The loop reads the usual frame inline (its prelude, both CRCs, the cached headers);
+        # `_prelude` and `_frame` say what is wrong with one that is not.
+        unpack_prelude, unpack_u32, crc32, cache = _PRELUDE.unpack_from, _U32.unpack_from, \
+            _crc32, _HEADER_CACHE
+        new, limit, count, offset = _new_message, self._limit, self._count, self._offset
         try:
-            while len(buffer) - start >= self._need:
-                if self._need == _PRELUDE.size:
-                    self._need = self._prelude(buffer, start)
-                    continue
-                out.append(self._frame(buffer, start, self._need))
-                start += self._need
+            while size - pos >= 12:
+                total, head_size, crc = unpack_prelude(data, pos)
+                if crc32(data[pos:pos + 8]) != crc or not _SMALLEST <= total <= limit \
+                        or head_size > total - _SMALLEST:
+                    self._count = count
+                    self._prelude(data, pos)  # raises, saying what is wrong
+                if size - pos < total:
+                    self._need = total
+                    break
+                end = pos + total - 4
+                head_end = pos + 12 + head_size
+                headers = cache.get(data[pos + 12:head_end])
+                if headers is None or crc32(data[pos:end]) != unpack_u32(data, end)[0]:
+                    self._count = count
+                    headers = self._checked(data, pos, total)
+                out.append(new(EventStreamMessage, (headers, data[head_end:end],
+                                                    offset + pos, count)))
+                count += 1
+                pos += total
+            else:
                 self._need = _PRELUDE.size
         except DecodeError as exc:
             exc.messages = out  # the frames completed before the bad one
             self._closed = True
             raise
         finally:
-            if start:
-                del buffer[:start]
-                self._offset += start
+            self._count = count
+            self._offset += pos
+            self._buffer = bytearray(data[pos:]) if pos < size else bytearray()
         return out
 
     def end(self) -> None:
@@ -142,12 +183,12 @@ class EventStreamParser:
         return DecodeError(f"eventstream: {what}", format=_FORMAT, event=self._count,
                            offset=self._offset + start, data=bytes(data[:64]) or None)
 
-    def _prelude(self, buffer: bytearray, start: int) -> int:
+    def _prelude(self, data: bytes, start: int) -> int:
         """The frame's length, once its prelude's CRC and bounds hold."""
-        total, headers, crc = _PRELUDE.unpack_from(buffer, start)
-        if _crc32(buffer[start:start + 8]) != crc:
+        total, headers, crc = _PRELUDE.unpack_from(data, start)
+        if _crc32(data[start:start + 8]) != crc:
             raise self._error("prelude CRC mismatch (a damaged frame, or not an event stream)",
-                              start, buffer[start:start + 12])
+                              start, data[start:start + 12])
         if total > self._limit:
             raise self._error(f"a frame of {total} bytes exceeds the limit of {self._limit}",
                               start)
@@ -156,18 +197,19 @@ class EventStreamParser:
                               "headers and its 16 bytes of framing", start)
         return int(total)
 
-    def _frame(self, buffer: bytearray, start: int, total: int) -> EventStreamMessage:
+    def _checked(self, data: bytes, start: int, total: int) -> Mapping[str, HeaderValue]:
+        """The headers of a frame whose prelude holds: its message CRC checked, its header
+        section parsed (and cached)."""
         end = start + total - 4
-        with memoryview(buffer) as view:  # (released even on an error: the buffer shrinks next)
-            if _crc32(view[start:end]) != _U32.unpack_from(buffer, end)[0]:
-                raise self._error("message CRC mismatch (a damaged frame)", start)
-            (size,) = _U32.unpack_from(buffer, start + 4)
-            head, payload = bytes(view[start + 12:start + 12 + size]), bytes(
-                view[start + 12 + size:end])
-        message = EventStreamMessage(self._headers(head, start), payload, self._offset + start,
-                                     self._count)
-        self._count += 1
-        return message
+        if _crc32(data[start:end]) != _U32.unpack_from(data, end)[0]:
+            raise self._error("message CRC mismatch (a damaged frame)", start)
+        head = data[start + 12:start + 12 + _U32.unpack_from(data, start + 4)[0]]
+        headers = _HEADER_CACHE.get(head)
+        if headers is None:
+            headers = MappingProxyType(self._headers(head, start))
+            if len(_HEADER_CACHE) < _HEADER_CACHE_SIZE:
+                _HEADER_CACHE[head] = headers
+        return headers
 
     def _headers(self, data: bytes, start: int) -> dict[str, HeaderValue]:
         headers: dict[str, HeaderValue] = {}

@@ -124,7 +124,16 @@ class _Frames:
             if exc.offset == 0 and chunk.lstrip()[:1] in (b"d", b"e", b":", b"{"):
                 exc.message += ": it looks like SSE or JSON (is the declared source format right?)"
             raise
-        return [_message(frame) for frame in frames]
+        out: list[RawSSEMessage] = []
+        for frame in frames:  # an event frame inline, as `_message` would make it
+            headers = frame[0]
+            name = headers.get(":event-type")
+            if headers.get(":message-type") == "event" and type(name) is str:
+                out.append(_new_message(RawSSEMessage, (frame[1], name, "", None, frame[2],
+                                                        frame[3])))
+            else:
+                out.append(_message(frame))
+        return out
 
     def end(self, *, flush: bool = False) -> list[RawSSEMessage]:
         self._parser.end()  # a frame cut short: DecodeError, which the base takes as truncation
@@ -143,8 +152,11 @@ def _message(frame: EventStreamMessage) -> RawSSEMessage:
         name, data = _EXCEPTION, b'{"%s":{"message":%s}}' % (
             str(headers.get(":error-code", "")).encode(),
             to_json(str(headers.get(":error-message", ""))))
-    return RawSSEMessage(data, name if isinstance(name, str) else "", "", None, frame.offset,
-                         frame.number)
+    return _new_message(RawSSEMessage, (data, name if type(name) is str else "", "", None,
+                                        frame.offset, frame.number))
+
+
+_new_message = tuple.__new__  # RawSSEMessage without the keyword-handling constructor
 
 
 class BedrockDecoder(Machine[_State], Decoder):
@@ -164,7 +176,39 @@ class BedrockDecoder(Machine[_State], Decoder):
     # -- Decoder hooks --------------------------------------------------------------------------
 
     def _on_message(self, message: RawSSEMessage) -> list[Event]:
-        payload = self._json(message)
+        # the payload without its padding: the base's `_json` inline (it runs once per frame)
+        try:
+            payload = from_json(message.data, allow_inf_nan=False)
+        except ValueError:
+            payload = None
+        if type(payload) is not dict:
+            self._json(message)  # raises, saying what is wrong
+        payload.pop(PADDING, None)
+        if message.event == "contentBlockDelta":
+            # The hot path inlined: a text, argument or reasoning-text delta of its open block,
+            # which _on_content_block_delta would turn into the same event after the same
+            # checks. An open block exists only in the OPEN state, where deltas loop: no
+            # _advance needed when one is found.
+            index = payload.get("contentBlockIndex")
+            block = self._blocks.open.get(index) if type(index) is int else None
+            delta = payload.get("delta")
+            if block is not None and type(delta) is dict and len(delta) == 1:
+                kind = block.kind
+                if kind == "text":
+                    text = delta.get("text")
+                    if type(text) is str:
+                        return [TextDelta(index=block.index, text=text)] if text else []
+                elif kind == "tool_call":
+                    tool = delta.get("toolUse")
+                    text = tool.get("input") if type(tool) is dict and len(tool) == 1 else None
+                    if type(text) is str:
+                        return [ToolArgsDelta(index=block.index, json=text)] if text else []
+                elif kind == "thinking":
+                    reasoning = delta.get("reasoningContent")
+                    text = (reasoning.get("text") if type(reasoning) is dict
+                            and len(reasoning) == 1 else None)
+                    if type(text) is str:
+                        return [ThinkingDelta(index=block.index, text=text)] if text else []
         handler = self._HANDLERS.get(message.event)
         if handler is None:
             return self._unknown(f"unknown event type {message.event!r}")
@@ -389,11 +433,6 @@ class BedrockDecoder(Machine[_State], Decoder):
         _EXCEPTION: _on_exception,
     }
     """One handler per frame, by its `:event-type` (exception frames under `exception`)."""
-
-    def _json(self, message: RawSSEMessage) -> dict[str, Any]:
-        payload = super()._json(message)
-        payload.pop(PADDING, None)
-        return payload
 
 
 def _object(decoder: BedrockDecoder, value: Any, what: str) -> dict[str, Any]:
