@@ -5,6 +5,11 @@
   rebuilds from the original (text, reasoning, tool calls, stop reason, usage); what a target
   cannot carry (Bedrock's reasoning proofs, a server tool's blocks) is in the loss report. A
   damaged, cut or foreign stream is an error, never a clean end.
+- Final objects: each real `converse` response in tests/fixtures/bedrock/final unfolds into
+  the IR and collects back into itself; boto3 reads it alike; it converts into every other
+  format's stream, whose SDK rebuilds what boto3 rebuilds from the response. Every stream of
+  every format collected into a `converse` response is what boto3 rebuilds from the same events
+  written as a ConverseStream.
 - Written: a recording written back as bedrock is what boto3 read from the original, event for
   event (signatures, redacted content and server tools included); every stream of every other
   format (ours, and ../shared's recordings where present) written as bedrock is read by boto3
@@ -14,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +28,18 @@ import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.sdk import Summary, streaming_transport, summarize
+from tests.sdk.bedrock import converse, summarize_final
 from tests.sdk.bedrock import events as boto3_events
 from translate import EVENT_LIST
-from translate.errors import DecodeError
+from translate.errors import DecodeError, UpstreamError
 from translate.events import BlockStart, Error, Event, SignatureDelta, Stop, Usage
 from translate.eventstream import frame
 from translate.formats import get_decoder, get_encoder
 from translate.formats.bedrock import BedrockDecoder, BedrockEncoder
+from translate.formats.bedrock.accumulate import BedrockAccumulator
+from translate.formats.bedrock.unfold import unfold
 from translate.formats.bedrock.wire import SIGNATURE_FORMAT
+from translate.testing import counting_id_factory
 
 from .conftest import OWN_FIXTURES, stream_params
 from .test_decode import assert_well_formed, shorten
@@ -37,6 +47,7 @@ from .test_decode import assert_well_formed, shorten
 pytest.importorskip("botocore", reason="botocore is a test dependency")
 
 RECORDINGS = sorted((OWN_FIXTURES / "bedrock").glob("*.eventstream"))
+FINALS = sorted((OWN_FIXTURES / "bedrock" / "final").glob("*.json"))
 TARGETS = ("chat", "responses", "messages", "gemini")
 
 
@@ -47,9 +58,11 @@ def _decode(data: bytes, **options: Any) -> list[Event]:
 
 def test_the_recordings_are_the_ones_sources_md_lists() -> None:
     listed = (OWN_FIXTURES / "bedrock" / "SOURCES.md").read_text()
-    assert len(RECORDINGS) == 8
+    assert len(RECORDINGS) == 8 and len(FINALS) == 7
     for path in RECORDINGS:
         assert f"`{path.name}`" in listed, path.name
+    for path in FINALS:
+        assert f"`final/{path.name}`" in listed, path.name
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.stem)
@@ -240,3 +253,60 @@ def test_a_stream_that_ends_early_is_written_as_an_exception_never_a_clean_end(
     output, _ = _encode("bedrock", events, deterministic)
     summary = summarize("bedrock", output)
     assert summary.error is not None and "modelStreamErrorException" in summary.error
+
+
+# -- final objects --------------------------------------------------------------------------------
+
+def _collect(events: list[Event], **options: Any) -> tuple[BedrockAccumulator, Any]:
+    accumulator = BedrockAccumulator(**options)
+    for event in events:
+        accumulator.add(event)
+    try:
+        return accumulator, accumulator.result()
+    except UpstreamError as exc:
+        return accumulator, exc
+
+
+@pytest.mark.parametrize("path", FINALS, ids=lambda p: p.stem)
+def test_a_converse_response_unfolds_and_collects_back_into_itself(path: Path) -> None:
+    obj = json.loads(path.read_text())
+    events = list(unfold(obj, keep_envelope=True, strict=True))
+    assert_well_formed(events)
+    accumulator, collected = _collect(events)
+    assert collected == obj and not list(accumulator.report)
+    assert converse(collected) == converse(obj)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", FINALS, ids=lambda p: p.stem)
+def test_a_converse_response_converts_and_the_targets_sdk_rebuilds_what_boto3_does(
+        path: Path, target: str, deterministic: dict[str, Any]) -> None:
+    obj = json.loads(path.read_text())
+    output, _ = _encode(target, list(unfold(obj, strict=True)), deterministic)
+    got, expected = _view(summarize(target, output)), _view(summarize_final(obj))
+    if target == "gemini":  # Gemini's function calls have no id of their own
+        expected["tools"] = [(name, args, got_id) for (name, args, _), (_, _, got_id)
+                             in zip(expected["tools"], got["tools"], strict=True)]
+    assert got == expected
+
+
+@pytest.mark.parametrize(("format", "path"),
+                         stream_params("chat", "responses", "messages", "gemini", "images"))
+def test_every_stream_collected_as_converse_is_what_boto3_rebuilds_from_its_stream(
+        format: str, path: Path) -> None:
+    decoder = get_decoder(format)
+    events = decoder.feed(path.read_bytes()) + decoder.end()
+    fixed = {"id_factory": counting_id_factory(), "clock": lambda: 0.0}
+    accumulator, collected = _collect(events, **fixed)
+    streamed, lost = _encode("bedrock", events, {"id_factory": counting_id_factory(),
+                                                 "clock": lambda: 0.0})
+    stream_view = _sibling_view(summarize("bedrock", streamed), ids=True)
+    if isinstance(collected, UpstreamError):  # the stream fails as boto3 reads it
+        assert stream_view == {"error": True}
+        error = next(e for e in events if isinstance(e, Error)) if any(
+            isinstance(e, Error) for e in events) else None
+        message = error.message if error is not None else collected.body["message"]
+        assert collected.body == {"message": message}
+        return
+    assert _sibling_view(summarize_final(collected), ids=True) == stream_view
+    assert {loss.what for loss in accumulator.report} == lost

@@ -1,4 +1,5 @@
-"""What boto3 rebuilds from a Bedrock ConverseStream, as a `Summary` in the IR's semantics.
+"""What boto3 rebuilds from a Bedrock ConverseStream or a `converse` response, as a `Summary`
+in the IR's semantics.
 
 boto3 has no accumulator of its own: `converse_stream()["stream"]` is botocore's `EventStream`,
 which reads the AWS event stream (its own frame parser, CRCs checked) and parses each event
@@ -8,6 +9,9 @@ against the `bedrock-runtime` service model's `ConverseStreamOutput` shape, rais
 client does: text deltas joined, reasoning text apart (blocks joined with a blank line),
 `toolUse` blocks with their joined `input` parsed, the stop reason through the decoder's
 table, `metadata.usage` in OpenAI's convention (input includes cache reads and writes).
+A `converse` response is what botocore's rest-json parser makes of the body against the
+`Converse` output shape (`converse`; members the shape does not know are dropped, blobs such
+as `redactedContent` decoded), folded the same way (`summarize_final`).
 """
 
 from __future__ import annotations
@@ -21,19 +25,53 @@ import httpx
 from botocore import session as botocore_session
 from botocore.eventstream import EventStream
 from botocore.exceptions import EventStreamError
-from botocore.parsers import EventStreamJSONParser
+from botocore.parsers import EventStreamJSONParser, create_parser
 
 from translate.formats.bedrock.wire import STOP_TO_IR
 
 from . import Summary, ToolCall
 
-__all__ = ["events", "summarize"]
+__all__ = ["converse", "events", "summarize", "summarize_final"]
 
 
 @functools.cache
+def _model() -> Any:
+    return botocore_session.get_session().get_service_model("bedrock-runtime")
+
+
 def _stream_shape() -> Any:
-    model = botocore_session.get_session().get_service_model("bedrock-runtime")
-    return model.operation_model("ConverseStream").output_shape.members["stream"]
+    return _model().operation_model("ConverseStream").output_shape.members["stream"]
+
+
+def converse(obj: dict[str, Any]) -> dict[str, Any]:
+    """What boto3's `converse()` returns for a response body `obj` (its metadata left out)."""
+    parser = create_parser(_model().metadata["protocol"])
+    parsed: dict[str, Any] = parser.parse(
+        {"status_code": 200, "headers": {}, "body": json.dumps(obj).encode()},
+        _model().operation_model("Converse").output_shape)
+    parsed.pop("ResponseMetadata", None)
+    return parsed
+
+
+def summarize_final(obj: dict[str, Any]) -> Summary:
+    """A `converse` response, as boto3 returns it, folded into a `Summary`."""
+    parsed = converse(obj)
+    summary = Summary(raw=parsed)
+    texts, thoughts = [], []
+    for block in parsed["output"]["message"]["content"]:
+        if "text" in block:
+            texts.append(block["text"])
+        elif "reasoningText" in block.get("reasoningContent", {}):
+            thoughts.append(block["reasoningContent"]["reasoningText"].get("text", ""))
+        elif block.get("toolUse", {}).get("type", "tool_use") == "tool_use" and "toolUse" in block:
+            tool = block["toolUse"]
+            summary.tool_calls.append(ToolCall(name=tool["name"], id=tool["toolUseId"],
+                                               arguments=tool.get("input", {})))
+    summary.text = "".join(texts)
+    summary.reasoning = "\n\n".join(thoughts)
+    summary.stop = STOP_TO_IR.get(parsed["stopReason"], parsed["stopReason"])
+    summary.usage = _usage(parsed.get("usage") or {})
+    return summary
 
 
 class _Body:

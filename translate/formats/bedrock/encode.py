@@ -60,6 +60,7 @@ from ...events import (
     Usage,
 )
 from ...eventstream import frame
+from ...report import LossReport
 from ...sse import SSEMessage
 from .._base import Encoder
 from .._sequencer import DEFAULT_MAX_BUFFER, Queue, Waiting
@@ -69,7 +70,7 @@ from .wire import IR_TO_EXCEPTION, IR_TO_STOP, SIGNATURE_FORMAT, usage_from_ir
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["BedrockEncoder"]
+__all__ = ["BedrockEncoder", "carries", "response_fields", "stop_reason"]
 
 _Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta | Citation
 
@@ -164,7 +165,7 @@ class BedrockEncoder(Machine[_State], Encoder):
         if event.index in self._blocks:
             raise EncodeError(f"bedrock: second BlockStart for block {event.index}",
                               format=self.format)
-        block = _Block(event, skip=not self._carries(event))
+        block = _Block(event, skip=not carries(event, self._same, self.report))
         self._blocks[event.index] = block
         if block.skip or not self._queue.add(block):
             return b""
@@ -216,19 +217,11 @@ class BedrockEncoder(Machine[_State], Encoder):
     def _write_stop(self, event: Stop) -> bytes:
         self._advance(Stop)
         out = self._drain()
-        raw = event.raw_reason
-        if self._same and raw is not None:
-            reason = raw
-        else:
-            reason = IR_TO_STOP.get(event.reason, "end_turn")
-            if event.reason not in IR_TO_STOP:
-                self.report.add("encode", self.format, "stop_reason",
-                                f"{event.reason} has no Bedrock stopReason: end_turn")
-        if reason == "end_turn" and self._tool_used:
-            reason = "tool_use"
+        reason = stop_reason(event, self._same, self._tool_used, self.report)
         body: dict[str, Any] = {"stopReason": reason}
-        if event.stop_sequence is not None:
-            body["additionalModelResponseFields"] = {"stop_sequence": event.stop_sequence}
+        fields = response_fields(event, self._same)
+        if fields is not None:
+            body["additionalModelResponseFields"] = fields
         if self._same and event.envelope is not None:
             metadata = event.envelope.get("metadata")
             if isinstance(metadata, dict):
@@ -243,24 +236,6 @@ class BedrockEncoder(Machine[_State], Encoder):
         return b""
 
     # -- blocks ---------------------------------------------------------------------------------
-
-    def _carries(self, start: BlockStart) -> bool:
-        """Whether a block goes on the wire; what does not is reported once, at its start."""
-        kind = start.kind
-        if kind in ("text", "thinking", "tool_call"):
-            return True
-        if kind == "refusal":
-            self.report.add("encode", self.format, "refusal_channel",
-                            "Bedrock has no refusal channel: the refusal is written as text")
-            return True
-        if kind == "redacted_thinking" and start.provider == SIGNATURE_FORMAT:
-            return True
-        if kind == "opaque" and self._same:
-            return True
-        what = {"redacted_thinking": "redacted_thinking", "opaque": "opaque_block"}.get(kind, kind)
-        self.report.add("encode", self.format, what,
-                        f"a {kind} block has no Bedrock form here: not written")
-        return False
 
     def _open(self, block: _Block, held: list[Event]) -> bytes:
         """Number the block, write its start (a tool call's, an opaque one's) and what it held."""
@@ -389,3 +364,46 @@ class BedrockEncoder(Machine[_State], Encoder):
                 f"bedrock: {type(event).__name__} for block {event.index}, which is not open",
                 format=self.format)
         return block
+
+
+def carries(start: BlockStart, same: bool, report: LossReport) -> bool:
+    """Whether a block has a Bedrock form (`same`: the source is bedrock); what has none is
+    reported once, at its start (the encoder's rule and the accumulator's)."""
+    kind = start.kind
+    if kind in ("text", "thinking", "tool_call"):
+        return True
+    if kind == "refusal":
+        report.add("encode", "bedrock", "refusal_channel",
+                   "Bedrock has no refusal channel: the refusal is written as text")
+        return True
+    if kind == "redacted_thinking" and start.provider == SIGNATURE_FORMAT:
+        return True
+    if kind == "opaque" and same:
+        return True
+    what = {"redacted_thinking": "redacted_thinking", "opaque": "opaque_block"}.get(kind, kind)
+    report.add("encode", "bedrock", what, f"a {kind} block has no Bedrock form here: not written")
+    return False
+
+
+def stop_reason(event: Stop, same: bool, tool_used: bool, report: LossReport) -> str:
+    """`stopReason` for a `Stop`: a bedrock source's own, else mapped (`pause_turn` has none:
+    `end_turn`, reported); `end_turn` after client tool calls is `tool_use`."""
+    if same and event.raw_reason is not None:
+        reason = event.raw_reason
+    else:
+        reason = IR_TO_STOP.get(event.reason, "end_turn")
+        if event.reason not in IR_TO_STOP:
+            report.add("encode", "bedrock", "stop_reason",
+                       f"{event.reason} has no Bedrock stopReason: end_turn")
+    return "tool_use" if reason == "end_turn" and tool_used else reason
+
+
+def response_fields(event: Stop, same: bool) -> Any:
+    """`additionalModelResponseFields` for a `Stop`: a bedrock source's own (its envelope, with
+    `keep_envelope`), else the stop sequence as Claude on Bedrock reports it, else None."""
+    closing = (event.envelope or {}).get("messageStop") if same else None
+    if isinstance(closing, dict) and closing.get("additionalModelResponseFields") is not None:
+        return closing["additionalModelResponseFields"]
+    if event.stop_sequence is not None:
+        return {"stop_sequence": event.stop_sequence}
+    return None
