@@ -10,6 +10,10 @@
   format's stream, whose SDK rebuilds what boto3 rebuilds from the response. Every stream of
   every format collected into a `converse` response is what boto3 rebuilds from the same events
   written as a ConverseStream.
+- Anthropic on Bedrock (InvokeModel with a response stream): every messages stream written as
+  `chunk` frames is rebuilt by `anthropic.AnthropicBedrock` as the Anthropic SDK rebuilds the
+  same stream as SSE, and reads back into the same IR; an error is the exception frame of its
+  kind.
 - Written: a recording written back as bedrock is what boto3 read from the original, event for
   event (signatures, redacted content and server tools included); every stream of every other
   format (ours, and ../shared's recordings where present) written as bedrock is read by boto3
@@ -23,20 +27,23 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anthropic
 import httpx
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
 from tests.sdk import Summary, streaming_transport, summarize
-from tests.sdk.bedrock import converse, summarize_final
+from tests.sdk.bedrock import converse, invoke_final_message, summarize_final
 from tests.sdk.bedrock import events as boto3_events
+from tests.sdk.messages import final_message
 from translate import EVENT_LIST
 from translate.errors import DecodeError, UpstreamError
 from translate.events import BlockStart, Error, Event, SignatureDelta, Stop, Usage
-from translate.eventstream import frame
+from translate.eventstream import EventStreamParser, frame
 from translate.formats import get_decoder, get_encoder
 from translate.formats.bedrock import BedrockDecoder, BedrockEncoder
 from translate.formats.bedrock.accumulate import BedrockAccumulator
+from translate.formats.bedrock.invoke import InvokeDecoder, InvokeEncoder
 from translate.formats.bedrock.unfold import unfold
 from translate.formats.bedrock.wire import SIGNATURE_FORMAT
 from translate.testing import counting_id_factory
@@ -310,3 +317,53 @@ def test_every_stream_collected_as_converse_is_what_boto3_rebuilds_from_its_stre
         return
     assert _sibling_view(summarize_final(collected), ids=True) == stream_view
     assert {loss.what for loss in accumulator.report} == lost
+
+
+# -- Anthropic on Bedrock -------------------------------------------------------------------------
+
+
+def _rebuilt(read: Any, body: bytes, content_type: str) -> Any:
+    """What an Anthropic SDK client rebuilds: its final message, or the error it raised."""
+    client = httpx.Client(transport=streaming_transport(body, content_type=content_type))
+    try:
+        return read(client).model_dump(warnings=False)  # (beta blocks: the SDK warns)
+    except anthropic.APIStatusError as exc:
+        return ("error", exc.message.split(" (")[0])
+
+
+@pytest.mark.parametrize(("format", "path"), stream_params("messages"))
+def test_every_messages_stream_on_invoke_is_rebuilt_by_anthropic_bedrock_as_over_sse(
+        format: str, path: Path) -> None:
+    decoder = get_decoder("messages")
+    events = decoder.feed(path.read_bytes()) + decoder.end()
+    fixed = {"id_factory": counting_id_factory(), "clock": lambda: 0.0}
+    sse, _ = _encode("messages", events, fixed)
+    encoder = InvokeEncoder(id_factory=counting_id_factory(), clock=lambda: 0.0)
+    invoke = b"".join(encoder.encode(event) for event in events) + encoder.end()
+    assert _rebuilt(invoke_final_message, invoke, "application/vnd.amazon.eventstream") == (
+        _rebuilt(final_message, sse, "text/event-stream"))
+    again, direct = InvokeDecoder(strict=True), get_decoder("messages", strict=True)
+    read_back = again.feed(invoke) + again.end()
+    reference = direct.feed(sse) + direct.end()
+    if isinstance(reference[-1], Error):  # an exception frame carries the kind and message
+        assert isinstance(read_back[-1], Error)
+        assert (read_back[-1].kind, read_back[-1].message) == (reference[-1].kind,
+                                                               reference[-1].message)
+        read_back, reference = read_back[:-1], reference[:-1]
+    assert read_back == reference
+
+
+def test_an_error_on_invoke_is_the_exception_frame_of_its_kind() -> None:
+    encoder = InvokeEncoder()
+    output = b"".join(encoder.encode(event) for event in [
+        *_decode((OWN_FIXTURES / "bedrock" / "text.eventstream").read_bytes())[:3],
+        Error(kind="rate_limit", message="Too many requests")])
+    parsed = EventStreamParser().feed(output)
+    assert [dict(m.headers).get(":event-type") for m in parsed[:-1]] == ["chunk"] * (
+        len(parsed) - 1)
+    assert dict(parsed[-1].headers)[":exception-type"] == "throttlingException"
+    assert json.loads(parsed[-1].payload) == {"message": "Too many requests"}
+    # the SDK raises its status error, typed by the exception, as for a Bedrock throttle
+    with pytest.raises(anthropic.APIStatusError, match=r"Too many requests .*throttlingException"):
+        invoke_final_message(httpx.Client(transport=streaming_transport(
+            output, content_type="application/vnd.amazon.eventstream")))

@@ -21,7 +21,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
+import anthropic
 import httpx
+import httpx2
 from botocore import session as botocore_session
 from botocore.eventstream import EventStream
 from botocore.exceptions import EventStreamError
@@ -30,8 +32,9 @@ from botocore.parsers import EventStreamJSONParser, create_parser
 from translate.formats.bedrock.wire import STOP_TO_IR
 
 from . import Summary, ToolCall
+from .messages import _Bridge
 
-__all__ = ["converse", "events", "summarize", "summarize_final"]
+__all__ = ["converse", "events", "invoke_final_message", "summarize", "summarize_final"]
 
 
 @functools.cache
@@ -149,3 +152,16 @@ def _usage(usage: dict[str, Any]) -> dict[str, int | None]:
     return {"input": usage.get("inputTokens", 0) + (read or 0) + (write or 0),
             "output": usage.get("outputTokens"), "cache_read": read, "cache_write": write,
             "reasoning": None}
+
+
+def invoke_final_message(client: httpx.Client) -> Any:
+    """What `anthropic.AnthropicBedrock` (the Anthropic SDK's Bedrock client: SigV4-signed
+    InvokeModel with a response stream, read with botocore's event-stream buffer) rebuilds
+    from the stream `client` serves: `messages.stream(...).get_final_message()`."""
+    sdk = anthropic.AnthropicBedrock(
+        aws_access_key="AKIDEXAMPLE", aws_secret_key="secret-for-the-signature-only",
+        aws_region="us-east-1", base_url="http://test", max_retries=0,
+        http_client=httpx2.Client(transport=_Bridge(client)))
+    with sdk.messages.stream(model="anthropic.claude-sonnet-4-5", max_tokens=1024,
+                             messages=[{"role": "user", "content": "hi"}]) as stream:
+        return stream.get_final_message()

@@ -1,0 +1,141 @@
+"""Anthropic on Bedrock: InvokeModel with a response stream, a thin layer over messages.
+
+Claude Code in its Bedrock mode (and `anthropic.AnthropicBedrock`) sends Anthropic Messages
+JSON (with `anthropic_version`, the model in the URL) to `/model/{id}/invoke-with-response-
+stream`, and reads back an AWS event stream whose `chunk` frames carry one Messages stream
+event each, as base64 `bytes`: `{"bytes": "eyJ0eXBlIjoibWVzc2FnZV9zdGFydCIs..."}`. An error is
+an exception frame (`:exception-type` `throttlingException`, ...), which the Anthropic SDK
+surfaces as an `error` event of that type.
+
+So the stream is the messages format in other framing, and this module only reframes:
+
+- `InvokeDecoder` is the messages decoder reading frames instead of SSE lines: a `chunk`'s
+  bytes are the event's JSON; an exception frame becomes the messages `error` event of its kind
+  (through the IR's error kinds).
+- `InvokeEncoder` writes with the messages encoder and frames each SSE event it writes as a
+  `chunk`; its `error` event becomes the exception frame of its kind.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from pydantic_core import from_json, to_json
+
+from ...errors import DecodeError, TranslateError
+from ...events import Event
+from ...eventstream import DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, EventStreamParser, frame
+from ...sse import RawSSEMessage, SSEParser
+from .._base import DecoderOptions, Encoder
+from ..messages.decode import MessagesDecoder
+from ..messages.encode import MessagesEncoder
+from ..messages.wire import ERROR_TO_IR as MESSAGES_ERROR_TO_IR
+from ..messages.wire import IR_TO_ERROR as IR_TO_MESSAGES_ERROR
+from .wire import ERROR_TO_IR, IR_TO_EXCEPTION
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["InvokeDecoder", "InvokeEncoder"]
+
+_CHUNK: dict[str, str] = {":event-type": "chunk", ":content-type": "application/json",
+                          ":message-type": "event"}
+
+
+class _Chunks:
+    """`EventStreamParser` behind the calls the `Decoder` base makes of its SSE parser: each
+    `chunk` frame as the Messages event its bytes hold, an exception frame as an `error` event."""
+
+    __slots__ = ("_parser",)
+
+    def __init__(self, max_frame_size: int) -> None:
+        self._parser = EventStreamParser(max_frame_size=max_frame_size)
+
+    def feed(self, chunk: bytes) -> list[RawSSEMessage]:
+        try:
+            frames = self._parser.feed(chunk)
+        except DecodeError as exc:
+            exc.messages = [_event(f) for f in exc.messages]
+            raise
+        return [_event(f) for f in frames]
+
+    def end(self, *, flush: bool = False) -> list[RawSSEMessage]:
+        self._parser.end()  # a frame cut short: DecodeError, which the base takes as truncation
+        return []
+
+
+def _event(frame: EventStreamMessage) -> RawSSEMessage:
+    headers = frame.headers
+    kind = headers.get(":message-type", "event")
+    if kind == "event" and headers.get(":event-type") == "chunk":
+        try:
+            data = base64.b64decode(from_json(frame.payload)["bytes"], validate=True)
+        except (ValueError, TypeError, KeyError, binascii.Error):
+            raise DecodeError("messages: a chunk frame without base64 `bytes` of an event",
+                              format="messages", event=frame.number, offset=frame.offset,
+                              data=frame.payload) from None
+    elif kind == "event":  # a frame of another kind: the decoder says it does not know it
+        data = to_json({"type": f"bedrock.{headers.get(':event-type')}"})
+    else:
+        code = str(headers.get(":exception-type") or headers.get(":error-code") or "")
+        try:
+            message = from_json(frame.payload or b"{}").get("message")
+        except (ValueError, AttributeError):
+            message = None
+        if not isinstance(message, str):
+            message = str(headers.get(":error-message") or code)
+        error_type = IR_TO_MESSAGES_ERROR.get(ERROR_TO_IR.get(code, "api_error"), "api_error")
+        data = to_json({"type": "error", "error": {"type": error_type, "message": message}})
+    return RawSSEMessage(data, "message", "", None, frame.offset, frame.number)
+
+
+class InvokeDecoder(MessagesDecoder):
+    """Decodes an InvokeModel response stream of Anthropic Messages events into IR events."""
+
+    options: ClassVar[frozenset[str]] = MessagesDecoder.options
+
+    def __init__(self, **options: Unpack[DecoderOptions]) -> None:
+        frame_limit = options.pop("max_event_size", DEFAULT_MAX_FRAME_SIZE)
+        super().__init__(**options)
+        self._parser = _Chunks(frame_limit)  # type: ignore[assignment]  # (frames, not lines)
+
+
+class InvokeEncoder(Encoder):
+    """Writes IR events as an InvokeModel response stream: the messages encoder's events, each
+    in a `chunk` frame (a pure proxy of `MessagesEncoder`, whose options it takes)."""
+
+    format = "messages"
+
+    def __init__(self, **options: Any) -> None:  # a pure proxy: no writer of its own
+        self.inner = MessagesEncoder(**options)
+        self.report = self.inner.report
+        self._sse = SSEParser()
+
+    def encode(self, event: Event) -> bytes:
+        return self._frames(self.inner.encode(event))
+
+    def end(self) -> bytes:
+        return self._frames(self.inner.end())
+
+    def encode_messages(self, event: Event) -> Any:
+        raise TranslateError("messages on Bedrock: an InvokeModel stream is AWS event-stream "
+                             "frames, not SSE messages: use encode()", format=self.format)
+
+    def _frames(self, sse: bytes) -> bytes:
+        if not sse:
+            return b""
+        out = []
+        for message in self._sse.feed(sse):
+            if message.event == "error":
+                error = from_json(message.data).get("error") or {}
+                kind = MESSAGES_ERROR_TO_IR.get(error.get("type"), "api_error")
+                out.append(frame({":exception-type": IR_TO_EXCEPTION.get(
+                    kind, "internalServerException"), ":content-type": "application/json",
+                    ":message-type": "exception"},
+                    to_json({"message": error.get("message") or ""})))
+            else:
+                out.append(frame(_CHUNK, b'{"bytes":"%s"}' % base64.b64encode(
+                    message.data.encode())))
+        return b"".join(out)
