@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from pydantic_core import from_json, to_json
 
 from ...errors import DecodeError, TranslateError
-from ...events import Event
+from ...events import ErrorKind, Event
 from ...eventstream import DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, EventStreamParser, frame
 from ...sse import RawSSEMessage, SSEParser
 from .._base import DecoderOptions, Encoder
@@ -77,7 +77,8 @@ def _event(frame: EventStreamMessage) -> RawSSEMessage:
                               format="messages", event=frame.number, offset=frame.offset,
                               data=frame.payload) from None
     elif kind == "event":  # a frame of another kind: the decoder says it does not know it
-        data = to_json({"type": f"bedrock.{headers.get(':event-type')}"})
+        name = headers.get(":event-type")
+        data = to_json({"type": f"bedrock.{name if isinstance(name, str) else '?'}"})
     else:
         code = str(headers.get(":exception-type") or headers.get(":error-code") or "")
         try:
@@ -130,7 +131,7 @@ class InvokeEncoder(Encoder):
         for message in self._sse.feed(sse):
             if message.event == "error":
                 error = from_json(message.data).get("error") or {}
-                kind = MESSAGES_ERROR_TO_IR.get(error.get("type"), "api_error")
+                kind: ErrorKind = MESSAGES_ERROR_TO_IR.get(str(error.get("type")), "api_error")
                 out.append(frame({":exception-type": IR_TO_EXCEPTION.get(
                     kind, "internalServerException"), ":content-type": "application/json",
                     ":message-type": "exception"},
