@@ -14,6 +14,7 @@
   `chunk` frames is rebuilt by `anthropic.AnthropicBedrock` as the Anthropic SDK rebuilds the
   same stream as SSE, and reads back into the same IR; an error is the exception frame of its
   kind.
+- Error bodies: a failed collection's body is the error botocore reads (its code and message).
 - Written: a recording written back as bedrock is what boto3 read from the original, event for
   event (signatures, redacted content and server tools included); every stream of every other
   format (ours, and ../shared's recordings where present) written as bedrock is read by boto3
@@ -45,7 +46,7 @@ from translate.formats.bedrock import BedrockDecoder, BedrockEncoder
 from translate.formats.bedrock.accumulate import BedrockAccumulator
 from translate.formats.bedrock.invoke import InvokeDecoder, InvokeEncoder
 from translate.formats.bedrock.unfold import unfold
-from translate.formats.bedrock.wire import SIGNATURE_FORMAT
+from translate.formats.bedrock.wire import IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT
 from translate.testing import counting_id_factory
 
 from .conftest import OWN_FIXTURES, stream_params
@@ -313,7 +314,8 @@ def test_every_stream_collected_as_converse_is_what_boto3_rebuilds_from_its_stre
         error = next(e for e in events if isinstance(e, Error)) if any(
             isinstance(e, Error) for e in events) else None
         message = error.message if error is not None else collected.body["message"]
-        assert collected.body == {"message": message}
+        assert collected.body == {"message": message,
+                                  "__type": IR_TO_HTTP_EXCEPTION[collected.kind]}
         return
     assert _sibling_view(summarize_final(collected), ids=True) == stream_view
     assert {loss.what for loss in accumulator.report} == lost
@@ -367,3 +369,20 @@ def test_an_error_on_invoke_is_the_exception_frame_of_its_kind() -> None:
     with pytest.raises(anthropic.APIStatusError, match=r"Too many requests .*throttlingException"):
         invoke_final_message(httpx.Client(transport=streaming_transport(
             output, content_type="application/vnd.amazon.eventstream")))
+
+
+@pytest.mark.parametrize("kind", sorted(IR_TO_HTTP_EXCEPTION))
+def test_a_failed_collection_is_the_error_body_boto3_reads(kind: Any) -> None:
+    """The `UpstreamError` body of a failed `converse` collection, answered with a 4xx or 5xx,
+    is the `ClientError` botocore raises: its code (the body's `__type`) and message."""
+    from botocore import session
+    from botocore.parsers import create_parser
+
+    _, failure = _collect([Error(kind=kind, message="Something went wrong.")])
+    assert isinstance(failure, UpstreamError)
+    model = session.get_session().get_service_model("bedrock-runtime")
+    parsed = create_parser(model.metadata["protocol"]).parse(
+        {"status_code": 400, "headers": {}, "body": json.dumps(failure.body).encode()},
+        model.operation_model("Converse").output_shape)
+    assert parsed["Error"] == {"Code": IR_TO_HTTP_EXCEPTION[kind],
+                               "Message": "Something went wrong."}

@@ -8,8 +8,8 @@ IR events and `unfold.py` turns one into them; `wire.py` holds the mapping table
 mode): Messages events in `chunk` frames, a thin layer over the messages format.
 
 Bedrock is not in the format registry yet (`translate.formats.FORMATS`): it joins it with its
-requests and HTTP errors, which every entry point (`convert_request`, `http_errors`, the
-gateway) expects of a format.
+requests and HTTP errors (`convert_request`, `http_errors`, the gateway), and with its place in
+the generic suites (robustness, truncation, fuzzing), which read streams as SSE today.
 """
 
 from __future__ import annotations
@@ -22,3 +22,4 @@ from .unfold import unfold
 
 __all__ = ["BedrockAccumulator", "BedrockDecoder", "BedrockEncoder", "InvokeDecoder",
            "InvokeEncoder", "unfold"]
+

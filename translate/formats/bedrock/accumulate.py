@@ -20,8 +20,7 @@ usage, and with `keep_envelope=True` what `messageStop` and `metadata` carried
 (`additionalModelResponseFields`, `metrics`, `trace`, `performanceConfig`, `serviceTier`).
 
 Failures: an `Error`, or events that end without `Stop`, raise `UpstreamError` with body
-`{"message": ...}`: Bedrock's error body (the exception's type travels in the
-`x-amzn-ErrorType` header, not the body).
+`{"message": ..., "__type": "ThrottlingException"}`: Bedrock's error body.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ from ...events import (
 )
 from .._accumulate import Accumulator, join
 from .encode import carries, response_fields, stop_reason
-from .wire import SIGNATURE_FORMAT, usage_from_ir
+from .wire import IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT, usage_from_ir
 
 __all__ = ["BedrockAccumulator", "error_body"]
 
@@ -57,8 +56,11 @@ _METADATA = ("metrics", "trace", "performanceConfig", "serviceTier")
 
 
 def error_body(kind: str, message: str) -> dict[str, Any]:
-    """Bedrock's non-streaming error body (its type is the `x-amzn-ErrorType` header's)."""
-    return {"message": message}
+    """Bedrock's non-streaming error body: the message, and the exception's name as `__type`
+    (what botocore reads the `ClientError` code from, as from the `x-amzn-ErrorType`
+    header)."""
+    return {"message": message, "__type": IR_TO_HTTP_EXCEPTION.get(
+        kind, "InternalServerException")}  # type: ignore[call-overload]
 
 
 class _Block:

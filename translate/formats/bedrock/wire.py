@@ -13,8 +13,8 @@ from typing import Any, Final
 from ...events import ErrorKind, StopReason, Usage
 from .._base import count, opt_dict
 
-__all__ = ["ERROR_TO_IR", "IR_TO_EXCEPTION", "IR_TO_STOP", "PADDING", "SIGNATURE_FORMAT",
-           "STOP_TO_IR", "usage_from_ir", "usage_to_ir"]
+__all__ = ["ERROR_TO_IR", "IR_TO_EXCEPTION", "IR_TO_HTTP_EXCEPTION", "IR_TO_STOP", "PADDING",
+           "SIGNATURE_FORMAT", "STOP_TO_IR", "usage_from_ir", "usage_to_ir"]
 
 PADDING: Final = "p"
 """The padding field of every ConverseStream payload."""
@@ -75,6 +75,24 @@ IR_TO_EXCEPTION: Final[dict[ErrorKind, str]] = {
 }
 """IR error kind -> the exception frame's `:exception-type` (boto3 raises `EventStreamError`
 with it as the code): a stream that failed after it began is the model stream's error."""
+
+
+IR_TO_HTTP_EXCEPTION: Final[dict[ErrorKind, str]] = {
+    "invalid_request": "ValidationException",
+    "request_too_large": "ValidationException",
+    "authentication": "UnrecognizedClientException",
+    "permission": "AccessDeniedException",
+    "billing": "AccessDeniedException",
+    "not_found": "ResourceNotFoundException",
+    "rate_limit": "ThrottlingException",
+    "timeout": "ModelTimeoutException",
+    "overloaded": "ServiceUnavailableException",
+    "api_error": "InternalServerException",
+    "truncated": "ModelStreamErrorException",
+    "bad_input": "ModelStreamErrorException",
+}
+"""IR error kind -> the exception of a non-streaming error (its body's `__type`, which
+botocore reads as the `ClientError` code when no `x-amzn-ErrorType` header says it)."""
 
 
 def usage_to_ir(raw: dict[str, Any]) -> Usage:
