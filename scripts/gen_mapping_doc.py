@@ -26,6 +26,7 @@ from scripts._page import page_main  # noqa: E402
 from tests.differences import DIFFERENCES, SDK_CANNOT_READ  # noqa: E402
 from translate.events import ErrorKind, StopReason, Usage  # noqa: E402
 from translate.formats._openai import OPENAI_ERRORS  # noqa: E402
+from translate.formats.bedrock import wire as bedrock  # noqa: E402
 from translate.formats.chat import wire as chat  # noqa: E402
 from translate.formats.gemini import wire as gemini  # noqa: E402
 from translate.formats.images import wire as images  # noqa: E402
@@ -192,6 +193,35 @@ def _usage_table() -> str:
     return "\n".join(lines)
 
 
+def _bedrock() -> str:
+    sample = Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=700,
+                   cache_write_tokens=200, reasoning_tokens=20, total_tokens=1050)
+    lines = ["## Bedrock", "",
+             "Bedrock's Converse API (`translate.formats.bedrock`: streams, `converse` "
+             "responses, and Anthropic's InvokeModel stream; not in the format registry yet, "
+             "see [Formats](formats.md#bedrock)). Its tables, from `formats/bedrock/wire.py`:", "",
+             "| IR stop reason | `messageStop.stopReason` written |", "|---|---|"]
+    lines += [f"| `{reason}` | " + (_code(bedrock.IR_TO_STOP[reason]) if reason in
+                                     bedrock.IR_TO_STOP else "`end_turn`, reported") + " |"
+              for reason in get_args(StopReason)]
+    lines += ["", "| `stopReason` read | IR |", "|---|---|"]
+    lines += [f"| `{wire}` | `{ir}` |" for wire, ir in bedrock.STOP_TO_IR.items()]
+    lines += ["| `malformed_model_output`, `malformed_tool_use` | `end_turn`, reported |", "",
+              "| IR error kind | exception frame in a stream (`:exception-type`) | "
+              "non-streaming error body `__type` |", "|---|---|---|"]
+    lines += [f"| `{kind}` | {_code(bedrock.IR_TO_EXCEPTION.get(kind))} | "
+              f"{_code(bedrock.IR_TO_HTTP_EXCEPTION.get(kind))} |" for kind in get_args(ErrorKind)]
+    lines += ["", "| exception frame read | IR |", "|---|---|"]
+    lines += [f"| `{wire}` | `{ir}` |" for wire, ir in bedrock.ERROR_TO_IR.items()]
+    lines += ["", "Usage: Bedrock's `inputTokens` leaves out the cache reads and writes, so the "
+              "IR's input is `inputTokens + cacheReadInputTokens + cacheWriteInputTokens`. For "
+              "the IR usage above the encoder writes "
+              f"`{json.dumps(bedrock.usage_from_ir(sample))}`. Reasoning proofs "
+              f"(`reasoningContent.signature`, `redactedContent`) are tagged "
+              f"`{bedrock.SIGNATURE_FORMAT}`: written back only to Bedrock.", ""]
+    return "\n".join(lines)
+
+
 def _differences() -> str:
     lines = ["## Deliberate differences", "",
              "What an official SDK rebuilds after conversion equals what the source's SDK "
@@ -263,7 +293,7 @@ def _reasoning_home() -> str:
 def render() -> str:
     """The page, as Markdown."""
     return "\n".join([_HEADER, _FIELDS, _stop_table(), _usage_table(), _error_table(),
-                      _POLICY, _reasoning_home(), _differences()])
+                      _POLICY, _reasoning_home(), _bedrock(), _differences()])
 
 
 def main(argv: list[str] | None = None) -> int:
