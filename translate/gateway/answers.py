@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Any
 
 import anyio
@@ -19,6 +19,7 @@ from ..collect import convert_object
 from ..convert import Converter
 from ..errors import TranslateError, UpstreamError
 from ..events import Error, Stop
+from ..formats.bedrock.invoke import InvokeFraming
 from ..http_errors import vendor_of
 from ..report import Loss, LossReport
 from ..request import RequestFormat
@@ -37,14 +38,21 @@ log = logging.getLogger("translate.gateway")
 def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: dict[str, str],
            options: dict[str, Any], keepalive: float | None, access: Access,
            on_done: Callable[[], None], shutdown: anyio.Event | None = None,
-           recording: Recording | None = None) -> EventStream:
+           recording: Recording | None = None, framing: InvokeFraming | None = None
+           ) -> EventStream:
     """The upstream's stream in the client's format. Also between equal formats: the converter
     is what ends a broken or garbled stream with the client's own error event instead of a
     clean-looking end. The record is written when the stream ends (`on_done` first), and the
-    cassette of a `recording` with it."""
+    cassette of a `recording` with it. With `framing` (a Bedrock InvokeModel client) the
+    messages stream goes out in event-stream frames, without keep-alives (the frames have no
+    comment)."""
     losses = LossReport()
     converter = Converter(source, target, on_error="emit", report=losses, **options)
-    converted = converter.astream(chunks)
+    converted: AsyncIterator[bytes] = converter.astream(chunks)
+    if framing is not None:
+        converted = _framed(converted, framing)
+        headers = {**headers, "content-type": InvokeFraming.CONTENT_TYPE}
+        keepalive = None
 
     def done(relayed: EventStream) -> None:
         on_done()
@@ -56,13 +64,22 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
                              complete=relayed.complete and not relayed.shut_down)
 
     def closing() -> bytes:  # the gateway shuts down: an error the SDKs retry
-        return converter.interrupt(Error(kind="overloaded", message=SHUTTING_DOWN))
+        tail = converter.interrupt(Error(kind="overloaded", message=SHUTTING_DOWN))
+        return tail if framing is None else framing.feed(tail)
 
     return EventStream(converted, keepalive=keepalive,
                        keepalive_bytes=BLANK_KEEPALIVE if target == "gemini" else KEEPALIVE,
                        headers=headers, on_done=done, shutdown=shutdown, on_shutdown=closing,
                        ended=lambda: type(converter.outcome) is Stop,
                        tap=recording.answer_chunk if recording is not None else None)
+
+
+async def _framed(chunks: AsyncIterator[bytes], framing: InvokeFraming) -> AsyncIterator[bytes]:
+    """The converted messages stream in InvokeModel frames."""
+    async for chunk in chunks:
+        framed = framing.feed(chunk)
+        if framed:
+            yield framed
 
 
 def _stream_outcome(access: Access, converter: Converter, relayed: EventStream) -> None:

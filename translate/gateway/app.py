@@ -51,6 +51,7 @@ from starlette.types import Receive, Scope, Send
 
 from ..errors import RequestError, TranslateError
 from ..events import ErrorKind
+from ..formats.bedrock.invoke import InvokeFraming
 from ..http_errors import HTTPError, error_for, request_id_headers
 from ..packed import PREFIX
 from ..request import RequestConversion, RequestFormat, convert_request
@@ -100,6 +101,9 @@ class Endpoint:
     """The `Gateway` method that answers it: `relay`, `count_tokens` or `models`."""
     route: str
     """The route's template, for the metrics (`/v1beta/models/{call}`, never a model)."""
+    invoke: bool = False
+    """Anthropic on Bedrock (InvokeModel, Claude Code's Bedrock mode): a messages client whose
+    model and choice to stream are in the URL and whose stream comes in event-stream frames."""
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (
@@ -107,6 +111,9 @@ ENDPOINTS: tuple[Endpoint, ...] = (
       for fmt in PATHS),
     *(Endpoint(f"/{version}/models/{{call:path}}", ("POST",), "gemini", "relay",
                "/v1beta/models/{call}") for version in ("v1beta", "v1")),
+    *(Endpoint(f"/model/{{invoke_model}}/{method}", ("POST",), "messages", "relay",
+               f"/model/{{model}}/{method}", invoke=True)
+      for method in ("invoke", "invoke-with-response-stream")),
     Endpoint("/v1/messages/count_tokens", ("POST",), "messages", "count_tokens",
              "/v1/messages/count_tokens"),
     Endpoint("/v1/models", ("GET",), None, "models", "/v1/models"),
@@ -128,6 +135,10 @@ class Call:
     """The body holds what looks like packed reasoning (`translate.packed.PREFIX`): even to an
     upstream of the client's own format it goes through request conversion, which restores
     or drops it, and never passes it on as the upstream's own proof."""
+    invoke: bool = False
+    """A Bedrock InvokeModel client (`Endpoint.invoke`): its answer is framed so."""
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """Client headers the body carried (an InvokeModel body's `anthropic_beta`)."""
 
 
 @dataclass(frozen=True)
@@ -240,9 +251,13 @@ class Gateway:
         return await self.hops(request, client, call, self.plan(call, client, access), access)
 
     async def read(self, request: Request, client: RequestFormat) -> Call:
-        """The client's JSON body, and a Gemini client's model and method (in its URL)."""
+        """The client's JSON body, and a Gemini client's model and method (in its URL); an
+        InvokeModel client's body as the Messages body it stands for (`_invoke_call`)."""
         url_model, url_stream = _gemini_call(request) if client == "gemini" else (None, None)
         body, packed = await _read_json(request, client, self.settings.max_body_bytes)
+        if "invoke_model" in request.path_params:
+            body, headers = _invoke_call(request, body)
+            return Call(body, body["model"], None, packed, invoke=True, headers=headers)
         model = url_model if client == "gemini" else body.get("model")
         return Call(body, model if isinstance(model, str) else None, url_stream, packed)
 
@@ -311,9 +326,9 @@ class Gateway:
                              "the request names none")
             response = await self.upstreams.send(client, self.upstreams.request(
                 upstream, "POST", upstream.endpoint(up_model, streaming), json=body,
-                headers=upstream_headers(upstream, request.headers,
-                                         extra=dict(conversion.headers) if conversion else {},
-                                         query=request.query_params)), upstream)
+                headers=upstream_headers(upstream, request.headers, extra={
+                    **call.headers, **(conversion.headers if conversion else {})},
+                    query=request.query_params)), upstream)
             if recording is not None:
                 recording.answered(response, conversion.report.entries if conversion else ())
             chunks = body_chunks(response, recording.upstream_chunk if recording else None)
@@ -349,8 +364,9 @@ class Gateway:
         try:
             conversion = convert_request(
                 body, source=client, target=upstream.format, lenient=settings.lenient,
-                strict=settings.strict, headers={k: v for k, v in request.headers.items()
-                                                 if k in ("anthropic-version", "anthropic-beta")},
+                strict=settings.strict, headers={**{
+                    k: v for k, v in request.headers.items()
+                    if k in ("anthropic-version", "anthropic-beta")}, **call.headers},
                 model=up_model if client == "gemini" else None, stream=call.url_stream,
                 reasoning_key=settings.reasoning_key)
         except RequestError as exc:
@@ -393,7 +409,7 @@ class Gateway:
         return stream(chunks, source, client, headers, options,
                       self.settings.keepalive_interval, access,
                       on_done=self.metrics.streams_open.dec, shutdown=self.drain.expired,
-                      recording=sent.recording)
+                      recording=sent.recording, framing=InvokeFraming() if call.invoke else None)
 
     # -- the other endpoints ----------------------------------------------------------------
 
@@ -529,6 +545,21 @@ def _gemini_call(request: Request) -> tuple[str, bool]:
                      "server-sent events: add ?alt=sse (the JSON-array stream is not "
                      "supported)")
     return model, stream
+
+
+def _invoke_call(request: Request, body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """An InvokeModel body as the Messages body it stands for: the model and the choice to
+    stream from the URL, `anthropic_version` (Bedrock's, `bedrock-2023-05-31`) left for the
+    upstream's own, and `anthropic_beta` as the `anthropic-beta` header the Messages API takes."""
+    betas = body.get("anthropic_beta")
+    if betas is not None and not (isinstance(betas, list)
+                                  and all(isinstance(beta, str) for beta in betas)):
+        raise refuse("messages", "invalid_request", "anthropic_beta: expected a list of strings",
+                     what="anthropic_beta")
+    body = {k: v for k, v in body.items() if k not in ("anthropic_version", "anthropic_beta")}
+    body["model"] = request.path_params["invoke_model"]
+    body["stream"] = request.url.path.endswith("-with-response-stream")
+    return body, {"anthropic-beta": ",".join(betas)} if betas else {}
 
 
 def _dropped_header(conversion: RequestConversion | None) -> dict[str, str]:

@@ -12,8 +12,9 @@ So the stream is the messages format in other framing, and this module only refr
 - `InvokeDecoder` is the messages decoder reading frames instead of SSE lines: a `chunk`'s
   bytes are the event's JSON; an exception frame becomes the messages `error` event of its kind
   (through the IR's error kinds).
-- `InvokeEncoder` writes with the messages encoder and frames each SSE event it writes as a
-  `chunk`; its `error` event becomes the exception frame of its kind.
+- `InvokeFraming` frames a messages SSE stream so (each event a `chunk`, its `error` event
+  the exception frame of its kind): `InvokeEncoder` writes with the messages encoder through
+  it, and the gateway's Bedrock routes frame their converted stream with it.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from .wire import ERROR_TO_IR, IR_TO_EXCEPTION
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["InvokeDecoder", "InvokeEncoder"]
+__all__ = ["InvokeDecoder", "InvokeEncoder", "InvokeFraming"]
 
 _CHUNK: dict[str, str] = {":event-type": "chunk", ":content-type": "application/json",
                           ":message-type": "event"}
@@ -103,28 +104,19 @@ class InvokeDecoder(MessagesDecoder):
         self._parser = _Chunks(frame_limit)  # type: ignore[assignment]  # (frames, not lines)
 
 
-class InvokeEncoder(Encoder):
-    """Writes IR events as an InvokeModel response stream: the messages encoder's events, each
-    in a `chunk` frame (a pure proxy of `MessagesEncoder`, whose options it takes)."""
+class InvokeFraming:
+    """Messages SSE in, InvokeModel frames out: each event as a `chunk` of base64 `bytes`, an
+    `error` event as the exception frame of its kind; SSE comments (keep-alives) have no frame.
+    Incremental: `feed` takes whatever SSE bytes came (the gateway's converted stream)."""
 
-    format = "messages"
+    __slots__ = ("_sse",)
 
-    def __init__(self, **options: Any) -> None:  # a pure proxy: no writer of its own
-        self.inner = MessagesEncoder(**options)
-        self.report = self.inner.report
+    CONTENT_TYPE = "application/vnd.amazon.eventstream"
+
+    def __init__(self) -> None:
         self._sse = SSEParser()
 
-    def encode(self, event: Event) -> bytes:
-        return self._frames(self.inner.encode(event))
-
-    def end(self) -> bytes:
-        return self._frames(self.inner.end())
-
-    def encode_messages(self, event: Event) -> Any:
-        raise TranslateError("messages on Bedrock: an InvokeModel stream is AWS event-stream "
-                             "frames, not SSE messages: use encode()", format=self.format)
-
-    def _frames(self, sse: bytes) -> bytes:
+    def feed(self, sse: bytes) -> bytes:
         if not sse:
             return b""
         out = []
@@ -140,3 +132,25 @@ class InvokeEncoder(Encoder):
                 out.append(frame(_CHUNK, b'{"bytes":"%s"}' % base64.b64encode(
                     message.data.encode())))
         return b"".join(out)
+
+
+class InvokeEncoder(Encoder):
+    """Writes IR events as an InvokeModel response stream: the messages encoder's events, each
+    in a `chunk` frame (a pure proxy of `MessagesEncoder`, whose options it takes)."""
+
+    format = "messages"
+
+    def __init__(self, **options: Any) -> None:  # a pure proxy: no writer of its own
+        self.inner = MessagesEncoder(**options)
+        self.report = self.inner.report
+        self._framing = InvokeFraming()
+
+    def encode(self, event: Event) -> bytes:
+        return self._framing.feed(self.inner.encode(event))
+
+    def end(self) -> bytes:
+        return self._framing.feed(self.inner.end())
+
+    def encode_messages(self, event: Event) -> Any:
+        raise TranslateError("messages on Bedrock: an InvokeModel stream is AWS event-stream "
+                             "frames, not SSE messages: use encode()", format=self.format)
