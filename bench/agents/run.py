@@ -72,6 +72,15 @@ def _claude(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
              "DISABLE_AUTOUPDATER": "1"})
 
 
+def _claude_bedrock(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
+    """Claude Code in its Bedrock mode: InvokeModel on the gateway's `/model/{id}/...` routes,
+    a Bedrock API key as its key (`AWS_BEARER_TOKEN_BEDROCK`, sent as `Authorization: Bearer`)."""
+    args, env = _claude(home, url)
+    del env["ANTHROPIC_BASE_URL"], env["ANTHROPIC_API_KEY"]
+    return args, {**env, "CLAUDE_CODE_USE_BEDROCK": "1", "ANTHROPIC_BEDROCK_BASE_URL": url,
+                  "AWS_BEARER_TOKEN_BEDROCK": "x", "AWS_REGION": "us-east-1"}
+
+
 def _codex(home: Path, url: str) -> tuple[list[str], dict[str, str]]:
     codex_home = home / ".codex"
     codex_home.mkdir()
@@ -138,6 +147,8 @@ def _qwen(api: str) -> Callable[[Path, str], tuple[list[str], dict[str, str]]]:
 
 AGENTS = {a.name: a for a in (
     Agent("claude-code", "@anthropic-ai/claude-code", "2.1.332", "claude", "messages", _claude),
+    Agent("claude-code-bedrock", "@anthropic-ai/claude-code", "2.1.332", "claude", "messages",
+          _claude_bedrock),
     Agent("codex", "@openai/codex", "0.171.0", "codex", "responses", _codex),
     Agent("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "gemini", _gemini),
     Agent("opencode", "opencode-ai", "1.18.33", "opencode", "chat", _opencode),
