@@ -68,7 +68,11 @@ upstream's status was the kind's status at the upstream's vendor; any other stat
 `google.rpc.ErrorInfo` reason is `API_KEY_INVALID`: that is `authentication`, a 401 for the
 other clients. The Google column is also what the gemini stream encoder writes for a
 mid-stream error (`formats/gemini/wire.IR_TO_ERROR`): Google has no bad-gateway status, so a
-cut-off or unreadable upstream is `500 INTERNAL` there.
+cut-off or unreadable upstream is `500 INTERNAL` there. Amazon (bedrock) names the error by
+its exception, in the `x-amzn-ErrorType` header or the body's `__type`
+(`ThrottlingException`, `ValidationException`, ...), which botocore reads as the `ClientError`
+code; a bad key or signature is a 403 there, told from a `permission` 403 by that name, and a
+model that timed out a 408 `ModelTimeoutException`.
 
 """
 
@@ -79,9 +83,9 @@ _RULES = """\
 - **The message** is the provider's (`error.message`, or `detail`, or a string `error`). A body
   that is not JSON becomes `upstream returned HTTP <status>`; a short `text/plain` body is
   quoted after it, an HTML page never is.
-- **Between the OpenAI formats** (chat, responses, images), from Anthropic to Anthropic and from
-  Google to Google, the provider's error object passes unchanged: its `code`, `param` and
-  `details` included.
+- **Between the OpenAI formats** (chat, responses, images), from Anthropic to Anthropic, from
+  Google to Google and from Amazon to Amazon, the provider's error object passes unchanged: its
+  `code`, `param` and `details` included.
 - **Across vendors** the body is written by the client format's own error table, the one its
   stream encoder uses for a mid-stream `error` event of the same kind.
 - **Retry hints**: `retry-after`, `retry-after-ms` (both SDKs read it first) and
@@ -92,8 +96,9 @@ _RULES = """\
   the body, a `google.rpc.RetryInfo` detail (`"retryDelay": "17s"`): from a gemini upstream it
   becomes `retry-after` (whole seconds, rounded up), and a gemini client gets `retry-after` /
   `retry-after-ms` as a `RetryInfo` detail as well as the header.
-- **The request id**: Anthropic's `request-id` and OpenAI's `x-request-id` reach the client under
-  the name its SDK reads (`error.request_id` in both); google-genai reads none.
+- **The request id**: Anthropic's `request-id`, OpenAI's `x-request-id` and Amazon's
+  `x-amzn-requestid` reach the client under the name its SDK reads (`error.request_id` in the
+  first two, `ResponseMetadata.RequestId` in boto3); google-genai reads none.
 
 ## Examples
 
@@ -118,6 +123,12 @@ _SAMPLES = [
     ("an Anthropic 529 to a Gemini client", 529,
      {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
      {"retry-after": "2", "request-id": "req_011"}, "messages", "gemini"),
+    ("a Bedrock throttle (the exception named in its body) to an Anthropic client", 429,
+     {"__type": "ThrottlingException", "message": "Rate exceeded"},
+     {"x-amzn-requestid": "4f3c0d2e-1a2b-4c5d-8e9f-0a1b2c3d4e5f"}, "bedrock", "messages"),
+    ("an Anthropic overload to a Bedrock client (boto3 reads `__type` as the error code)", 529,
+     {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+     {"request-id": "req_011"}, "messages", "bedrock"),
     ("an HTML 502 from a load balancer to an Anthropic client", 502,
      "<html><body>502 Bad Gateway</body></html>", {"content-type": "text/html"}, "chat",
      "messages"),
@@ -126,16 +137,17 @@ _SAMPLES = [
 
 def render() -> str:
     lines = [_INTRO]
-    lines.append("| kind | Anthropic status | OpenAI status | Google status | messages `type` | chat, responses, images `type` / `code` | gemini `status` |")
-    lines.append("|---|---|---|---|---|---|---|")
-    for kind, (anthropic, openai, google) in HTTP_ERRORS.items():
+    lines.append("| kind | Anthropic status | OpenAI status | Google status | Amazon status | messages `type` | chat, responses, images `type` / `code` | gemini `status` | bedrock `__type` |")
+    lines.append("|---|---|---|---|---|---|---|---|---|")
+    for kind, (anthropic, openai, google, amazon) in HTTP_ERRORS.items():
         cells = []
         for fmt in ("messages", "chat"):  # the three OpenAI formats write one table
             error = error_for(fmt, kind, "").body["error"]
             code = error.get("code")
             cells.append(f"`{error['type']}`" + (f" / `{code}`" if code is not None else " / `null`" if "code" in error else ""))
         cells.append(f"`{error_for('gemini', kind, '').body['error']['status']}`")
-        lines.append(f"| `{kind}` | {anthropic} | {openai} | {google} | {' | '.join(cells)} |")
+        cells.append(f"`{error_for('bedrock', kind, '').body['__type']}`")
+        lines.append(f"| `{kind}` | {anthropic} | {openai} | {google} | {amazon} | {' | '.join(cells)} |")
     lines.append(_RULES)
     for title, status, body, headers, source, target in _SAMPLES:
         raw = body if isinstance(body, str) else json.dumps(body)

@@ -197,9 +197,10 @@ def _bedrock() -> str:
     sample = Usage(input_tokens=1000, output_tokens=50, cache_read_tokens=700,
                    cache_write_tokens=200, reasoning_tokens=20, total_tokens=1050)
     lines = ["## Bedrock", "",
-             "Bedrock's Converse API (`translate.formats.bedrock`: streams, `converse` "
-             "responses, and Anthropic's InvokeModel stream; not in the format registry yet, "
-             "see [Formats](formats.md#bedrock)). Its tables, from `formats/bedrock/wire.py`:", "",
+             "Bedrock's Converse API (the `bedrock` format: streams, `converse` responses and "
+             "HTTP errors, and Anthropic's InvokeModel stream; its requests are not written "
+             "yet, see [Formats](formats.md#bedrock)). Its tables, from "
+             "`formats/bedrock/wire.py`:", "",
              "| IR stop reason | `messageStop.stopReason` written |", "|---|---|"]
     lines += [f"| `{reason}` | " + (_code(bedrock.IR_TO_STOP[reason]) if reason in
                                      bedrock.IR_TO_STOP else "`end_turn`, reported") + " |"

@@ -24,6 +24,11 @@ SHARED_FIXTURES = ROOT.parent / "shared" / "fixtures"
 OWN_FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SNAPSHOTS = ROOT / "snapshots"
 FORMATS = ("chat", "responses", "messages", "images")
+SSE_FORMATS: tuple[str, ...] = ("chat", "responses", "messages", "images", "gemini")
+"""The formats whose streams are server-sent events: the generic suites (robustness, wrong
+input, hostile values, truncation, fuzzing) cut, damage and read streams as SSE. Bedrock's
+binary event stream has its own: tests/test_eventstream.py (every byte flipped, every cut,
+oversized frames) and tests/test_bedrock.py (its decoder and encoder, against boto3)."""
 
 
 def recordings(format: str) -> list[Path]:
@@ -49,9 +54,11 @@ def require_recordings() -> None:
 
 
 def own_streams(format: str) -> list[Path]:
-    """The streams we wrote ourselves in tests/fixtures/<format>/."""
+    """The streams in tests/fixtures/<format>/: ours, and Bedrock's real recordings (binary
+    event streams, `*.eventstream`)."""
     folder = OWN_FIXTURES / format
-    return sorted(folder.glob("*.sse")) if folder.is_dir() else []
+    pattern = "*.eventstream" if format == "bedrock" else "*.sse"
+    return sorted(folder.glob(pattern)) if folder.is_dir() else []
 
 
 def encode_events(format: str, events: Iterable[Any], **options: Any) -> bytes:

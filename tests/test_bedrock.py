@@ -14,7 +14,9 @@
   `chunk` frames is rebuilt by `anthropic.AnthropicBedrock` as the Anthropic SDK rebuilds the
   same stream as SSE, and reads back into the same IR; an error is the exception frame of its
   kind.
-- Error bodies: a failed collection's body is the error botocore reads (its code and message).
+- Errors: a failed collection's body, and every error for a Bedrock client, is the
+  `ClientError` botocore reads (its code, message and status, and whether it retries); a real
+  Bedrock error answers every other client in its own shape.
 - Written: a recording written back as bedrock is what boto3 read from the original, event for
   event (signatures, redacted content and server tools included); every stream of every other
   format (ours, and ../shared's recordings where present) written as bedrock is read by boto3
@@ -47,6 +49,7 @@ from translate.formats.bedrock.accumulate import BedrockAccumulator
 from translate.formats.bedrock.invoke import InvokeDecoder, InvokeEncoder
 from translate.formats.bedrock.unfold import unfold
 from translate.formats.bedrock.wire import IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT
+from translate.http_errors import HTTP_ERRORS, convert_error, error_for
 from translate.testing import counting_id_factory
 
 from .conftest import OWN_FIXTURES, stream_params
@@ -386,3 +389,88 @@ def test_a_failed_collection_is_the_error_body_boto3_reads(kind: Any) -> None:
         model.operation_model("Converse").output_shape)
     assert parsed["Error"] == {"Code": IR_TO_HTTP_EXCEPTION[kind],
                                "Message": "Something went wrong."}
+
+
+# -- HTTP errors ----------------------------------------------------------------------------------
+
+
+def _client_error(error: Any) -> dict[str, Any]:
+    """What botocore makes of an error response to `converse` (boto3 raises `ClientError`
+    with it): the code and message it read, and the status."""
+    from botocore import session
+    from botocore.parsers import create_parser
+
+    model = session.get_session().get_service_model("bedrock-runtime")
+    parsed = create_parser(model.metadata["protocol"]).parse(
+        {"status_code": error.status, "headers": error.headers,
+         "body": json.dumps(error.body).encode()},
+        model.operation_model("Converse").output_shape)
+    return {"code": parsed["Error"]["Code"], "message": parsed["Error"]["Message"],
+            "status": parsed["ResponseMetadata"]["HTTPStatusCode"]}
+
+
+def _retried(status: int, code: str) -> bool:
+    """Whether botocore's standard retry mode retries this error (a throttle, a transient
+    error, a 5xx)."""
+    from botocore import session
+    from botocore.retries import standard
+
+    operation = session.get_session().get_service_model("bedrock-runtime").operation_model(
+        "Converse")
+    context = standard.RetryContext(
+        attempt_number=1, operation_model=operation, parsed_response={"Error": {"Code": code}},
+        http_response=type("R", (), {"status_code": status})(), caught_exception=None)
+    return bool(standard.StandardRetryConditions().is_retryable(context))
+
+
+@pytest.mark.parametrize("kind", sorted(HTTP_ERRORS))
+def test_an_error_for_a_bedrock_client_is_the_client_error_boto3_reads(kind: Any) -> None:
+    error = error_for("bedrock", kind, "Something went wrong.")
+    assert _client_error(error) == {"code": IR_TO_HTTP_EXCEPTION[kind],
+                                    "message": "Something went wrong.",
+                                    "status": HTTP_ERRORS[kind][3]}
+    # boto3 retries what the SDKs of the other vendors retry, but a model timeout (a 408
+    # ModelTimeoutException, as Bedrock answers it)
+    assert _retried(error.status, IR_TO_HTTP_EXCEPTION[kind]) == (
+        kind in ("rate_limit", "overloaded", "api_error", "truncated", "bad_input"))
+
+
+# Real Bedrock error answers (pydantic-ai's cassettes, tests/models/cassettes/test_bedrock/:
+# test_bedrock_throttling_error.yaml at 8523fa83a0a6, test_bedrock_error.yaml at 4fda38988f29).
+THROTTLED = {"__type": "ThrottlingException", "message": "Rate exceeded"}
+BAD_MODEL = {"message": "The provided model identifier is invalid."}
+
+
+@pytest.mark.parametrize(("status", "body", "headers", "target", "expected"), [
+    (429, THROTTLED, {}, "messages", (429, "rate_limit", {"type": "error", "error": {
+        "type": "rate_limit_error", "message": "Rate exceeded"}})),
+    (429, THROTTLED, {}, "chat", (429, "rate_limit", None)),
+    (400, BAD_MODEL, {"x-amzn-ErrorType":
+                      "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"},
+     "gemini", (400, "invalid_request", None)),
+    (400, BAD_MODEL, {}, "messages", (400, "invalid_request", None)),
+    (403, {"message": "The security token included in the request is invalid."},
+     {"x-amzn-ErrorType": "UnrecognizedClientException"}, "chat", (401, "authentication", None)),
+    (403, {"message": "You don't have access to the model with the specified model ID."},
+     {"x-amzn-ErrorType": "AccessDeniedException"}, "messages", (403, "permission", None)),
+    (429, THROTTLED, {"x-amzn-RequestId": "4f3c"}, "bedrock", (429, "rate_limit", THROTTLED)),
+])
+def test_a_bedrock_error_answers_each_client_in_its_own_shape(
+        status: int, body: dict[str, Any], headers: dict[str, str], target: str,
+        expected: tuple[int, str, dict[str, Any] | None]) -> None:
+    error = convert_error(status, json.dumps(body), headers, source="bedrock", target=target)
+    assert (error.status, error.kind) == expected[:2]
+    assert error.message == body["message"]
+    if expected[2] is not None:
+        assert error.body == expected[2]
+    if target == "bedrock":
+        assert error.headers["x-amzn-requestid"] == "4f3c"
+
+
+def test_another_vendors_error_reaches_a_bedrock_client_as_its_exception() -> None:
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    error = convert_error(529, json.dumps(overloaded), {"request-id": "req_1"},
+                          source="messages", target="bedrock")
+    assert _client_error(error) == {"code": "ServiceUnavailableException",
+                                    "message": "Overloaded", "status": 503}
+    assert error.headers == {"x-amzn-requestid": "req_1"}

@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FIXED_TIME, all_streams, counting_id_factory, format_ready
+from tests.conftest import FIXED_TIME, SSE_FORMATS, all_streams, counting_id_factory, format_ready
 from translate.convert import convert
 from translate.formats import FORMATS
 from translate.sse import SSEMessage, SSEParser
@@ -41,9 +41,9 @@ def targets() -> list[str]:
     return [fmt for fmt in FORMATS if format_ready(fmt)]
 
 
-def all_stream_params() -> list[Any]:
+def all_stream_params(formats: tuple[str, ...] = FORMATS) -> list[Any]:
     params = [pytest.param(fmt, path, id=f"{fmt}/{path.stem}")
-              for fmt in FORMATS for path in all_streams(fmt)]
+              for fmt in formats for path in all_streams(fmt)]
     return params or [pytest.param(None, None, marks=pytest.mark.skip(reason="no streams"))]
 
 
@@ -93,10 +93,10 @@ def whole_output(path: Path, source: str, target: str) -> bytes:
     return converted([path.read_bytes()], source, target)
 
 
-# -- the SSE layer --------------------------------------------------------------------------
+# -- the SSE layer (Bedrock's frames: tests/test_eventstream.py) -----------------------------
 
 
-@pytest.mark.parametrize(("fmt", "path"), all_stream_params())
+@pytest.mark.parametrize(("fmt", "path"), all_stream_params(SSE_FORMATS))
 def test_one_byte_at_a_time_gives_the_same_sse_messages(fmt: str, path: Path) -> None:
     messages = whole_messages(path)
     assert messages, "every stream has at least one event"
@@ -106,7 +106,7 @@ def test_one_byte_at_a_time_gives_the_same_sse_messages(fmt: str, path: Path) ->
 @CHUNKING
 @given(data=st.data())
 def test_random_split_points_give_the_same_sse_messages(data: st.DataObject) -> None:
-    paths = [p for fmt in FORMATS for p in all_streams(fmt)]
+    paths = [p for fmt in SSE_FORMATS for p in all_streams(fmt)]
     if not paths:
         pytest.skip("no streams here")
     for path in data.draw(st.lists(st.sampled_from(paths), min_size=1, max_size=4)):

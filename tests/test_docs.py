@@ -169,8 +169,8 @@ def test_http_errors_page_is_generated_from_the_current_table() -> None:
     from translate.http_errors import HTTP_ERRORS
 
     page = (DOCS / "http-errors.md").read_text(encoding="utf-8")
-    for kind, (anthropic, openai, google) in HTTP_ERRORS.items():
-        assert f"| `{kind}` | {anthropic} | {openai} | {google} |" in page
+    for kind, (anthropic, openai, google, amazon) in HTTP_ERRORS.items():
+        assert f"| `{kind}` | {anthropic} | {openai} | {google} | {amazon} |" in page
 
 
 def test_gateway_page_documents_every_serve_flag() -> None:

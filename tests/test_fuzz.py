@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from tests.conftest import FIXED_TIME, SSE_FORMATS, counting_id_factory, own_streams, recordings
 from tests.test_truncation import sdk
 from translate import Error, Stop, TranslateError
 from translate.convert import convert
-from translate.formats import FORMATS, get_decoder
+from translate.formats import get_decoder
 from translate.sse import SSEParser
 
 
@@ -45,7 +45,7 @@ def _corpus(fmt: str) -> list[bytes]:
             if path.stat().st_size <= SMALL]
 
 
-CORPUS: dict[str, list[bytes]] = {fmt: _corpus(fmt) for fmt in FORMATS}
+CORPUS: dict[str, list[bytes]] = {fmt: _corpus(fmt) for fmt in SSE_FORMATS}
 
 
 def _events(body: bytes) -> list[bytes]:
@@ -124,7 +124,7 @@ def decode_all(fmt: str, body: bytes, *, strict: bool, size: int) -> list[Any]:
 def check_conversion(source: str, body: bytes, size: int) -> None:
     """Raise mode lets only `TranslateError` out; emit mode raises nothing, and its output
     decodes strictly in the target format and is read by the target's SDK."""
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         with contextlib.suppress(TranslateError):
             b"".join(convert(_pieces(body, size), source=source, target=target))
         out = b"".join(convert(_pieces(body, size), source=source, target=target,
@@ -139,7 +139,7 @@ def check_conversion(source: str, body: bytes, size: int) -> None:
 # -- arbitrary bytes -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", SSE_FORMATS)
 @examples(150)
 @given(body=st.one_of(st.binary(max_size=300), SSE_ISH), size=st.integers(1, 64),
        strict=st.booleans())
@@ -149,7 +149,7 @@ def test_arbitrary_bytes_decode_or_raise_a_translate_error(fmt: str, body: bytes
         decode_all(fmt, body, strict=strict, size=size)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", SSE_FORMATS)
 @examples(50)
 @given(body=st.one_of(st.binary(max_size=300), SSE_ISH), size=st.integers(1, 64))
 def test_arbitrary_bytes_convert_to_every_target(fmt: str, body: bytes, size: int) -> None:
@@ -159,7 +159,7 @@ def test_arbitrary_bytes_convert_to_every_target(fmt: str, body: bytes, size: in
 # -- damaged recordings ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", SSE_FORMATS)
 @examples(200)
 @given(data=st.data(), size=st.integers(1, 4096), strict=st.booleans())
 def test_damaged_streams_decode_or_raise_a_translate_error(fmt: str, data: st.DataObject,
@@ -169,7 +169,7 @@ def test_damaged_streams_decode_or_raise_a_translate_error(fmt: str, data: st.Da
         decode_all(fmt, body, strict=strict, size=size)
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", SSE_FORMATS)
 @examples(40)
 @given(data=st.data(), size=st.integers(1, 4096))
 def test_damaged_streams_convert_to_every_target_and_the_sdk_reads_them(
@@ -178,8 +178,8 @@ def test_damaged_streams_convert_to_every_target_and_the_sdk_reads_them(
 
 
 def test_the_corpus_has_streams_of_every_format_and_splits_into_its_events() -> None:
-    assert all(CORPUS[fmt] for fmt in FORMATS), {fmt: len(c) for fmt, c in CORPUS.items()}
-    for fmt in FORMATS:
+    assert all(CORPUS[fmt] for fmt in SSE_FORMATS), {fmt: len(c) for fmt, c in CORPUS.items()}
+    for fmt in SSE_FORMATS:
         for body in CORPUS[fmt]:
             # reordering works on whole events: rejoined they parse to the same messages
             rejoined = b"".join(_events(body))

@@ -36,13 +36,13 @@ from typing import Any
 import pytest
 from pydantic_core import from_json
 
-from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from tests.conftest import FIXED_TIME, SSE_FORMATS, counting_id_factory, own_streams, recordings
 from tests.test_truncation import sdk
 from translate import TranslateError
 from translate.convert import Converter, convert
 from translate.errors import DecodeError
 from translate.events import BlockStart, Stop
-from translate.formats import FORMATS, get_decoder
+from translate.formats import get_decoder
 from translate.report import LossReport
 from translate.sse import SSEMessage, SSEParser
 
@@ -163,7 +163,7 @@ def _all_cases() -> dict[tuple[str, str], list[Case]]:
     smallest that has it), so each type's code paths are reached in a real context."""
     groups: dict[tuple[str, str], list[Case]] = {}
     turn = 0
-    for fmt in FORMATS:
+    for fmt in SSE_FORMATS:
         best: dict[str, tuple[int, Path, int]] = {}
         for path in recordings(fmt) + own_streams(fmt):
             size = path.stat().st_size
@@ -183,7 +183,7 @@ def _all_cases() -> dict[tuple[str, str], list[Case]]:
                 old = _get(obj, at)
                 for value in HOSTILE:
                     if not _same(old, value):
-                        cases.append(Case(fmt, path, number, at, value, FORMATS[turn % 4]))
+                        cases.append(Case(fmt, path, number, at, value, SSE_FORMATS[turn % 4]))
                         turn += 1
     return groups
 
@@ -347,4 +347,4 @@ def test_the_sample_covers_every_event_type_of_every_format() -> None:
     every = _all_cases()
     assert set(SAMPLE) == set(every)
     assert all(SAMPLE[key] for key in every if every[key])
-    assert {fmt for fmt, _ in every} == set(FORMATS)
+    assert {fmt for fmt, _ in every} == set(SSE_FORMATS)

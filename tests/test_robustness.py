@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import FIXED_TIME, counting_id_factory
+from tests.conftest import FIXED_TIME, SSE_FORMATS, counting_id_factory
 from tests.test_truncation import sdk
 from translate import DecodeError, EncodeError, Error, LossReport, Stop
 from translate.convert import Converter, convert
@@ -39,7 +39,7 @@ from translate.events import (
     TextDelta,
     ToolArgsDelta,
 )
-from translate.formats import FORMATS, get_decoder, get_encoder
+from translate.formats import get_decoder, get_encoder
 from translate.sse import DEFAULT_MAX_EVENT_SIZE, SSEParser
 
 # -- a valid prefix, a valid end and the bad inputs, per source format -----------------------
@@ -204,7 +204,7 @@ def after_the_end(fmt: str) -> dict[str, tuple[bytes, bytes]]:
 
 def params(table: Any) -> list[Any]:
     return [pytest.param(fmt, name, id=f"{fmt}-{name}")
-            for fmt in FORMATS for name in table(fmt)]
+            for fmt in SSE_FORMATS for name in table(fmt)]
 
 
 def det() -> dict[str, Any]:
@@ -223,7 +223,7 @@ def events_in(target: str, body: bytes) -> list[Any]:
 def test_bad_input_raises_a_decode_error_naming_format_event_offset_and_excerpt(
         fmt: str, name: str) -> None:
     good, bad = bad_inputs(fmt)[name]
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         delivered: list[bytes] = []
         with pytest.raises(DecodeError) as info:
             for out in convert([good + bad], source=fmt, target=target, **det()):
@@ -255,7 +255,7 @@ def test_bad_input_is_bad_input_in_lenient_and_strict_decoders(fmt: str, name: s
 def test_bad_input_in_emit_mode_ends_every_target_in_an_error_its_sdk_reports(
         fmt: str, name: str) -> None:
     good, bad = bad_inputs(fmt)[name]
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         report = LossReport()
         out = b"".join(convert([good, bad], source=fmt, target=target, on_error="emit",
                                report=report, **det()))
@@ -271,7 +271,7 @@ def test_bad_input_in_emit_mode_ends_every_target_in_an_error_its_sdk_reports(
 def test_bad_input_after_the_end_leaves_the_answer_complete_and_is_reported(
         fmt: str, name: str) -> None:
     good, bad = after_the_end(fmt)[name]
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         clean = b"".join(convert([good], source=fmt, target=target, **det()))
         report = LossReport()
         out = b"".join(convert([good, bad], source=fmt, target=target, on_error="emit",
@@ -283,7 +283,7 @@ def test_bad_input_after_the_end_leaves_the_answer_complete_and_is_reported(
             b"".join(convert([good, bad], source=fmt, target=target, **det()))
 
 
-@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("fmt", SSE_FORMATS)
 def test_a_torn_last_event_after_the_end_is_discarded(fmt: str) -> None:
     good = PREFIX[fmt] + TERMINAL[fmt]
     whole = get_decoder(fmt, strict=True)
@@ -314,7 +314,7 @@ def test_an_upstream_failure_after_the_end_leaves_the_answer_complete() -> None:
         yield PREFIX["chat"] + TERMINAL["chat"]
         raise ConnectionResetError("peer went away")
 
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         report = LossReport()
         pieces: list[bytes] = []
         with pytest.raises(ConnectionResetError, match="peer went away"):  # the caller sees it

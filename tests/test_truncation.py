@@ -45,11 +45,11 @@ from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 from pydantic_core import from_json
 
-from tests.conftest import FIXED_TIME, counting_id_factory, own_streams, recordings
+from tests.conftest import FIXED_TIME, SSE_FORMATS, counting_id_factory, own_streams, recordings
 from translate import Error, Stop
 from translate.convert import Converter, convert
 from translate.errors import DecodeError
-from translate.formats import FORMATS, get_decoder
+from translate.formats import get_decoder
 from translate.formats.gemini import wire as gemini_wire
 from translate.sse import SSEMessage, SSEParser
 
@@ -318,7 +318,7 @@ def boundaries(body: bytes) -> list[int]:
 
 def _streams() -> list[Any]:
     params = []
-    for fmt in FORMATS:
+    for fmt in SSE_FORMATS:
         for path in recordings(fmt) + own_streams(fmt):
             params.append(pytest.param(fmt, path, id=f"{fmt}-{path.stem}"))
     return params
@@ -388,7 +388,7 @@ def test_a_stream_cut_at_any_event_boundary_fails_in_every_target(fmt: str, path
     cuts = boundaries(body)
     with_sdk = _sdk_cuts(len(cuts))
     wants = [expected(fmt, body[:cut]) for cut in cuts]  # once, not once per target
-    for target in FORMATS:
+    for target in SSE_FORMATS:
         converter = Converter(fmt, target, on_error="emit", id_factory=counting_id_factory(),
                               clock=lambda: FIXED_TIME)
         decoder = get_decoder(target, strict=True)
@@ -423,9 +423,9 @@ def test_a_stream_cut_at_random_byte_offsets_fails_in_every_target_in_both_modes
     body = path.read_bytes()
     rng = random.Random(path.name)
     cuts = sorted(rng.sample(range(1, len(body)), min(RANDOM_CUTS, len(body) - 1)))
-    parsed: dict[str, set[bytes]] = {target: set() for target in FORMATS}
+    parsed: dict[str, set[bytes]] = {target: set() for target in SSE_FORMATS}
     for number, cut in enumerate(cuts):
-        for target in FORMATS:
+        for target in SSE_FORMATS:
             converted = _Cut(fmt, path, body, cut, target)
             converted.check_strict()
             if FULL or number % 10 == 0 or converted.want != "cut":

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from pydantic_core import to_json
 
 import translate
-from tests.conftest import ROOT, all_streams
+from tests.conftest import ROOT, SSE_FORMATS, all_streams
 from tests.test_robustness import (
     PREFIX,
     TERMINAL,
@@ -32,7 +32,7 @@ from tests.test_truncation import sdk
 from translate import DecodeError, Error, Stop
 from translate.convert import Converter, convert
 from translate.events import BlockStart, ToolArgsDelta
-from translate.formats import FORMATS, get_decoder
+from translate.formats import get_decoder
 from translate.formats._base import may_hold_non_finite
 from translate.report import LossReport
 from translate.sse import SSEParser
@@ -40,7 +40,7 @@ from translate.sse import SSEParser
 # -- a wrong declared source format ------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("declared", "actual"), list(itertools.permutations(FORMATS, 2)))
+@pytest.mark.parametrize(("declared", "actual"), list(itertools.permutations(SSE_FORMATS, 2)))
 def test_a_stream_of_another_format_is_an_error_naming_both_formats(declared: str,
                                                                      actual: str) -> None:
     body = all_streams(actual)[0].read_bytes()
@@ -90,7 +90,7 @@ MODERATION = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 
               "moderation": {"flagged": False, "categories": {"hate": False}}}
 
 
-@pytest.mark.parametrize("target", FORMATS)
+@pytest.mark.parametrize("target", SSE_FORMATS)
 def test_openais_trailing_moderation_chunk_is_reported(target: str) -> None:
     body = PREFIX["chat"] + chunk({}, "stop") + ev(MODERATION) + b"data: [DONE]\n\n"
     report = LossReport()
@@ -110,7 +110,7 @@ def test_a_new_response_event_type_is_reported_and_strict_mode_accepts_it() -> N
     assert [e.what for e in report.entries] == ["event"]
 
 
-@pytest.mark.parametrize("path", [p for fmt in FORMATS for p in all_streams(fmt)],
+@pytest.mark.parametrize("path", [p for fmt in SSE_FORMATS for p in all_streams(fmt)],
                          ids=lambda p: f"{p.parent.name}-{p.stem}")
 def test_strict_mode_accepts_every_stream_we_have(path: Any) -> None:
     decoder = get_decoder(path.parent.name, strict=True)
@@ -277,7 +277,7 @@ def test_a_wrong_type_is_a_decode_error_naming_field_expected_and_arrived(
         with pytest.raises(DecodeError, match=message) as info:
             get_decoder(fmt, strict=strict).feed(body)
         assert info.value.format == fmt and info.value.event == len(events) - 1
-    for target in FORMATS:  # emit mode: a well-formed failure, read by the SDK as an error
+    for target in SSE_FORMATS:  # emit mode: a well-formed failure, read by the SDK as an error
         out = b"".join(convert([body], source=fmt, target=target, on_error="emit"))
         assert sdk().verdict(target, out) == "error"
 

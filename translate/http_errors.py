@@ -59,27 +59,29 @@ from .formats._spec import Vendor
 __all__ = ["HTTP_ERRORS", "HTTPError", "Vendor", "convert_error", "error_for",
            "request_id_headers", "retry_after", "status_for", "vendor_of"]
 
-HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int, int]]] = {
-    "invalid_request": (400, 400, 400),  # Google: INVALID_ARGUMENT
-    "authentication": (401, 401, 401),  # UNAUTHENTICATED (a bad Gemini key: 400, see below)
-    "billing": (402, 429, 429),  # OpenAI and Google answer a spent quota with a 429
-    "permission": (403, 403, 403),  # PERMISSION_DENIED
-    "not_found": (404, 404, 404),  # NOT_FOUND
-    "request_too_large": (413, 413, 400),  # Google: INVALID_ARGUMENT "payload size exceeds"
-    "rate_limit": (429, 429, 429),  # RESOURCE_EXHAUSTED
-    "api_error": (500, 500, 500),  # INTERNAL
-    "timeout": (504, 504, 504),  # DEADLINE_EXCEEDED
-    "overloaded": (529, 503, 503),  # 529 is Anthropic's own; OpenAI and Google say 503
-    "truncated": (502, 502, 500),  # the upstream broke off: a bad gateway (Google: INTERNAL,
-    "bad_input": (502, 502, 500),  # its status vocabulary has no bad gateway)
+HTTP_ERRORS: Final[dict[ErrorKind, tuple[int, int, int, int]]] = {
+    "invalid_request": (400, 400, 400, 400),  # Google: INVALID_ARGUMENT; ValidationException
+    "authentication": (401, 401, 401, 403),  # UNAUTHENTICATED (a bad Gemini key: 400, see
+    # below); AWS answers a bad key or signature with a 403 (UnrecognizedClientException)
+    "billing": (402, 429, 429, 403),  # OpenAI and Google answer a spent quota with a 429
+    "permission": (403, 403, 403, 403),  # PERMISSION_DENIED; AccessDeniedException
+    "not_found": (404, 404, 404, 404),  # NOT_FOUND; ResourceNotFoundException
+    "request_too_large": (413, 413, 400, 400),  # Google: INVALID_ARGUMENT "payload size
+    # exceeds"; Bedrock: ValidationException ("input is too long")
+    "rate_limit": (429, 429, 429, 429),  # RESOURCE_EXHAUSTED; ThrottlingException
+    "api_error": (500, 500, 500, 500),  # INTERNAL; InternalServerException
+    "timeout": (504, 504, 504, 408),  # DEADLINE_EXCEEDED; ModelTimeoutException
+    "overloaded": (529, 503, 503, 503),  # 529 is Anthropic's own; the others say 503
+    "truncated": (502, 502, 500, 502),  # the upstream broke off: a bad gateway (Google:
+    "bad_input": (502, 502, 500, 502),  # INTERNAL, its status vocabulary has no bad gateway)
 }
-"""The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status, Google status). The error
-body's `type` (Google: `status`) per format comes from that format's own error table
-(`error_body` in `formats/*/accumulate.py`), so a status error and a mid-stream error event of
-the same kind say the same thing; the Google column is the gemini stream encoder's
-(`formats/gemini/wire.IR_TO_ERROR`, checked by the tests)."""
+"""The one table: IR `ErrorKind` -> (Anthropic status, OpenAI status, Google status, Amazon
+status). The error body's `type` (Google: `status`, Amazon: `__type`) per format comes from
+that format's own error table (`error_body` in `formats/*/accumulate.py`), so a status error
+and a mid-stream error event of the same kind say the same thing; the Google column is the
+gemini stream encoder's (`formats/gemini/wire.IR_TO_ERROR`, checked by the tests)."""
 
-_VENDOR_ORDER: Final[tuple[Vendor, ...]] = ("anthropic", "openai", "google")
+_VENDOR_ORDER: Final[tuple[Vendor, ...]] = ("anthropic", "openai", "google", "amazon")
 _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
     # a later row wins a shared status: an OpenAI 429 is rate_limit unless its body says quota
     vendor: {statuses[i]: kind for kind, statuses in HTTP_ERRORS.items()
@@ -89,6 +91,9 @@ _STATUS_KINDS: Final[dict[Vendor, dict[int, ErrorKind]]] = {
 _STATUS_KINDS["openai"][402] = "billing"  # OpenRouter's "insufficient credits"
 _STATUS_KINDS["google"][400] = "invalid_request"  # not request_too_large, which shares it
 _STATUS_KINDS["google"][413] = "request_too_large"  # Google's front end, before the API
+_STATUS_KINDS["amazon"][400] = "invalid_request"  # not request_too_large, which shares it
+_STATUS_KINDS["amazon"][403] = "permission"  # the exception's name tells authentication
+_STATUS_KINDS["amazon"][424] = "api_error"  # ModelErrorException
 for _vendor in _VENDOR_ORDER:
     _STATUS_KINDS[_vendor][503] = "overloaded"
     _STATUS_KINDS[_vendor][408] = "timeout"
@@ -117,7 +122,8 @@ def _error_body(format: str, kind: ErrorKind, message: str) -> dict[str, Any]:
 
 
 _REQUEST_ID: Final[dict[Vendor, str | None]] = {
-    "anthropic": "request-id", "openai": "x-request-id", "google": None}
+    "anthropic": "request-id", "openai": "x-request-id", "google": None,
+    "amazon": "x-amzn-requestid"}
 """The header each SDK reads its request id from (google-genai reads none)."""
 
 _PASSED: Final = ("retry-after", "retry-after-ms", "x-should-retry")
@@ -181,6 +187,8 @@ def convert_error(status: int, body: bytes | str | dict[str, Any] | None,
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
     obj, message = _read_body(body, status, lowered.get("content-type", ""))
     error = _error_object(obj)
+    if up == "amazon" and error is not None and "x-amzn-errortype" in lowered:
+        error = {**error, "__type": lowered["x-amzn-errortype"]}  # AWS names it in a header
     kind, own = _kind(status, error, up)
     client_status = status_for(kind, down) if own else status
     headers_out = _headers(lowered, status, up, down, now, error)
@@ -333,6 +341,13 @@ def _kind(status: int, error: dict[str, Any] | None, vendor: Vendor
             return "authentication", True  # Gemini's answer to a bad key
         name = error.get("status")
         by_body = GOOGLE_TO_IR.get(name) if isinstance(name, str) else None
+    elif vendor == "amazon":
+        from .formats.bedrock.wire import HTTP_EXCEPTION_TO_IR
+
+        name = error.get("__type") or error.get("code")
+        # "ThrottlingException:http://internal.amazon.com/coral/...", or "ns#ThrottlingException"
+        name = name.split(":")[0].split("#")[-1] if isinstance(name, str) else None
+        by_body = HTTP_EXCEPTION_TO_IR.get(name) if name is not None else None
     else:
         by_body = openai_error_kind(error)
     if by_body is not None and status_for(by_body, vendor) == status:
@@ -349,6 +364,8 @@ def _same_vendor_body(obj: dict[str, Any], error: dict[str, Any], target: str,
         if obj.get("type") == "error" and obj.get("error") is error:
             return obj
         return {"type": "error", "error": {**error, "message": message}}
+    if target == "bedrock":
+        return {**_error_body(target, kind, message), **error, "message": message}
     shaped = _error_body(target, kind, message)["error"]
     return {"error": {**shaped, **error, "message": message}}
 

@@ -1,10 +1,10 @@
 """The format registry: decoders, encoders and accumulators by format name.
 
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
-`gemini/`) with the same files: `__init__.py` (its decoder and encoder classes), `wire.py`
-(mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
-`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images). The
-package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
+`gemini/`, `bedrock/`) with the same files: `__init__.py` (its decoder and encoder classes),
+`wire.py` (mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
+`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images and, for
+now, bedrock). The package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
 imports a format the first time it is asked for.
 """
 
@@ -26,8 +26,8 @@ __all__ = ["FORMATS", "Decoder", "Encoder", "Format", "FormatSpec", "accumulator
            "decoder_class", "encoder_class", "get_decoder", "get_encoder", "spec",
            "unfold_function", "unknown_format"]
 
-Format = Literal["chat", "responses", "messages", "images", "gemini"]
-"""The five wire formats."""
+Format = Literal["chat", "responses", "messages", "images", "gemini", "bedrock"]
+"""The six wire formats."""
 
 FORMATS: tuple[Format, ...] = get_args(Format)
 """Every format name, in a stable order."""

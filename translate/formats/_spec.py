@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FinalObject", "FormatSpec", "RequestCodec", "Vendor", "route_options"]
 
-Vendor = Literal["anthropic", "openai", "google"]
+Vendor = Literal["anthropic", "openai", "google", "amazon"]
 """Whose API a format is: what its HTTP errors, statuses and headers look like."""
 
 

@@ -7,19 +7,29 @@ IR events and `unfold.py` turns one into them; `wire.py` holds the mapping table
 `invoke.py` is Anthropic on Bedrock (InvokeModel with a response stream, Claude Code's Bedrock
 mode): Messages events in `chunk` frames, a thin layer over the messages format.
 
-Bedrock is not in the format registry yet (`translate.formats.FORMATS`): it joins it with its
-requests and HTTP errors (`convert_request`, `http_errors`, the gateway), and with its place in
-the generic suites (robustness, truncation, fuzzing), which read streams as SSE today.
+Bedrock is in the format registry (`translate.formats.FORMATS`) for streams, final objects
+and HTTP errors (vendor `amazon`); its requests (`convert_request`, a bedrock upstream or
+client at the gateway) are not written yet.
 """
 
 from __future__ import annotations
 
+from .._spec import FinalObject, FormatSpec
 from .accumulate import BedrockAccumulator
 from .decode import BedrockDecoder
 from .encode import BedrockEncoder
 from .invoke import InvokeDecoder, InvokeEncoder
 from .unfold import unfold
 
-__all__ = ["BedrockAccumulator", "BedrockDecoder", "BedrockEncoder", "InvokeDecoder",
+__all__ = ["SPEC", "BedrockAccumulator", "BedrockDecoder", "BedrockEncoder", "InvokeDecoder",
            "InvokeEncoder", "unfold"]
 
+
+def _final() -> FinalObject:
+    from .accumulate import error_body
+
+    return FinalObject(BedrockAccumulator, unfold, error_body)
+
+
+SPEC = FormatSpec(name="bedrock", vendor="amazon", decoder=BedrockDecoder,
+                  encoder=BedrockEncoder, final=_final, request=None)

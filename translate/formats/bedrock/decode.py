@@ -164,6 +164,7 @@ class BedrockDecoder(Machine[_State], Decoder):
 
     format = "bedrock"
     _transitions = _MACHINE
+    streams_envelope = True  # bedrock -> bedrock writes messageStop's and metadata's own fields
 
     def __init__(self, **options: Unpack[DecoderOptions]) -> None:
         frame_limit = options.pop("max_event_size", DEFAULT_MAX_FRAME_SIZE)

@@ -13,8 +13,9 @@ from typing import Any, Final
 from ...events import ErrorKind, StopReason, Usage
 from .._base import count, opt_dict
 
-__all__ = ["ERROR_TO_IR", "IR_TO_EXCEPTION", "IR_TO_HTTP_EXCEPTION", "IR_TO_STOP", "PADDING",
-           "SIGNATURE_FORMAT", "STOP_TO_IR", "usage_from_ir", "usage_to_ir"]
+__all__ = ["ERROR_TO_IR", "HTTP_EXCEPTION_TO_IR", "IR_TO_EXCEPTION", "IR_TO_HTTP_EXCEPTION",
+           "IR_TO_STOP", "PADDING", "SIGNATURE_FORMAT", "STOP_TO_IR", "usage_from_ir",
+           "usage_to_ir"]
 
 PADDING: Final = "p"
 """The padding field of every ConverseStream payload."""
@@ -93,6 +94,19 @@ IR_TO_HTTP_EXCEPTION: Final[dict[ErrorKind, str]] = {
 }
 """IR error kind -> the exception of a non-streaming error (its body's `__type`, which
 botocore reads as the `ClientError` code when no `x-amzn-ErrorType` header says it)."""
+
+HTTP_EXCEPTION_TO_IR: Final[dict[str, ErrorKind]] = {
+    **{name: kind for kind, name in IR_TO_HTTP_EXCEPTION.items()
+       if kind not in ("request_too_large", "billing", "bad_input")},
+    "ServiceQuotaExceededException": "rate_limit",
+    "ModelNotReadyException": "overloaded",
+    "ModelErrorException": "api_error",
+    "InvalidSignatureException": "authentication",
+    "IncompleteSignatureException": "authentication",
+    "ExpiredTokenException": "authentication",
+}
+"""A non-streaming error's exception name (`x-amzn-ErrorType` or the body's `__type`, before
+any `:`) -> IR error kind (`translate.http_errors`)."""
 
 
 def usage_to_ir(raw: dict[str, Any]) -> Usage:
