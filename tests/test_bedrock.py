@@ -48,7 +48,7 @@ from translate.formats.bedrock import BedrockDecoder, BedrockEncoder
 from translate.formats.bedrock.accumulate import BedrockAccumulator
 from translate.formats.bedrock.invoke import InvokeDecoder, InvokeEncoder
 from translate.formats.bedrock.unfold import unfold
-from translate.formats.bedrock.wire import IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT
+from translate.formats.bedrock.wire import IR_TO_EXCEPTION, IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT
 from translate.http_errors import HTTP_ERRORS, convert_error, error_for
 from translate.testing import counting_id_factory
 
@@ -474,3 +474,14 @@ def test_another_vendors_error_reaches_a_bedrock_client_as_its_exception() -> No
     assert _client_error(error) == {"code": "ServiceUnavailableException",
                                     "message": "Overloaded", "status": 503}
     assert error.headers == {"x-amzn-requestid": "req_1"}
+
+
+def test_every_exception_written_is_one_the_stream_shapes_know() -> None:
+    """boto3 and the AI SDK read an exception frame only by a member of the stream's union
+    (another is an error with no code for boto3, and none at all for the AI SDK)."""
+    from botocore import session
+
+    model = session.get_session().get_service_model("bedrock-runtime")
+    converse = set(model.operation_model("ConverseStream").output_shape.members["stream"].members)
+    invoke = set(model.shape_for("ResponseStream").members)
+    assert set(IR_TO_EXCEPTION.values()) <= converse & invoke

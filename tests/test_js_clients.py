@@ -1,10 +1,12 @@
 """The JavaScript clients read what the Python clients read, in every cell of the matrix.
 
-Every recording in ../shared/fixtures (chat, responses, messages) is converted into every one of
-those targets; the output is read by the official Python SDK of the target (`tests.sdk`) and by
-each JavaScript client of the target (tests/js/read.mjs: the `openai` and `@anthropic-ai/sdk`
-npm packages, and the Vercel AI SDK 6 and 7 with its openai, openai-compatible and anthropic
-providers), which get the bytes in small random pieces. Each must rebuild the same text,
+Every recording in ../shared/fixtures (chat, responses, messages) and Bedrock's in
+tests/fixtures/bedrock is converted into every one of those formats and into bedrock; the
+output is read by the official Python SDK of the target (`tests.sdk`: boto3 for bedrock) and
+by each JavaScript client of the target (tests/js/read.mjs: the `openai` and
+`@anthropic-ai/sdk` npm packages, and the Vercel AI SDK 6 and 7 with its openai,
+openai-compatible, anthropic and amazon-bedrock providers), which get the bytes in small random
+pieces. Each must rebuild the same text,
 reasoning, tool calls, stop and usage as the Python client, or report an error where it does.
 
 Needs `node` and the pinned packages (`npm ci` in tests/js, which .ci/run does when node is
@@ -23,13 +25,13 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import SHARED_FIXTURES, recordings
+from tests.conftest import SHARED_FIXTURES, own_streams, recordings
 from tests.sdk import Summary, summarize
 from translate.convert import Converter
 
 JS = Path(__file__).resolve().parent / "js"
-TARGETS = ("chat", "responses", "messages")
-SOURCES = ("chat", "responses", "messages")
+TARGETS = ("chat", "responses", "messages", "bedrock")
+SOURCES = ("chat", "responses", "messages", "bedrock")
 
 # Each client's word for how the answer ended -> the IR's coarse stop (what every client can
 # tell apart: a finished answer, the token limit, tool calls, a filter, an error).
@@ -61,7 +63,9 @@ pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=_skip_reason(
 
 def _cells() -> list[tuple[str, str, Path, str]]:
     return [(f"{source}-{path.stem}->{target}", source, path, target)
-            for source in SOURCES for path in recordings(source) for target in TARGETS]
+            for source in SOURCES
+            for path in (own_streams(source) if source == "bedrock" else recordings(source))
+            for target in TARGETS]
 
 
 @cache

@@ -1,6 +1,6 @@
 // What the JavaScript clients rebuild from a stream, for tests/test_js_clients.py.
 //
-// Reads JSON lines on stdin: {id, target, body (base64 of the SSE bytes), seed, tools (names),
+// Reads JSON lines on stdin: {id, target, body (base64 of the stream's bytes), seed, tools (names),
 // server_tools (names of the stream's Anthropic server tools, declared to the AI SDK)}.
 // Serves each body to every client of its target through a fetch that returns the bytes in
 // small random pieces (1 to 24 bytes, from `seed`), and writes one JSON line per client:
@@ -11,6 +11,7 @@
 //              @ai-sdk/openai-compatible
 //   responses: openai (responses.stream), ai6/ai7 with @ai-sdk/openai .responses
 //   messages:  @anthropic-ai/sdk (messages.stream), ai6/ai7 with @ai-sdk/anthropic
+//   bedrock:   ai6/ai7 with @ai-sdk/amazon-bedrock (ConverseStream: AWS event-stream frames)
 //
 // `stop` is the client's own word (the test maps it); `error` the error's name and message
 // when the client reported one (a thrown error, or the AI SDK's error part).
@@ -26,6 +27,8 @@ import { createOpenAICompatible as compatible6 } from "ai6-openai-compatible";
 import { createOpenAICompatible as compatible7 } from "ai7-openai-compatible";
 import { createAnthropic as anthropic6 } from "ai6-anthropic";
 import { createAnthropic as anthropic7 } from "ai7-anthropic";
+import { createAmazonBedrock as bedrock6 } from "ai6-bedrock";
+import { createAmazonBedrock as bedrock7 } from "ai7-bedrock";
 
 function random(seed) {  // mulberry32: the same pieces for the same seed
   let a = seed >>> 0;
@@ -38,7 +41,7 @@ function random(seed) {  // mulberry32: the same pieces for the same seed
   };
 }
 
-function fetcher(bytes, seed) {
+function fetcher(bytes, seed, contentType = "text/event-stream") {
   return async () => {
     const next = random(seed);
     let pos = 0;
@@ -50,7 +53,7 @@ function fetcher(bytes, seed) {
         pos += size;
       },
     });
-    return new Response(body, { status: 200, headers: { "content-type": "text/event-stream" } });
+    return new Response(body, { status: 200, headers: { "content-type": contentType } });
   };
 }
 
@@ -160,6 +163,12 @@ async function aiSdk(sdk, model, toolNames, provided = {}) {
   return { text, reasoning: [...thoughts.values()].join("\n\n"), tools: calls, stop, usage, error };
 }
 
+function bedrockOptions(fetch) {
+  return { region: "us-east-1", accessKeyId: "AKIDEXAMPLE", secretAccessKey: "secret", baseURL: "http://test", fetch };
+}
+
+const CONTENT_TYPES = { bedrock: "application/vnd.amazon.eventstream" };
+
 const CLIENTS = {
   chat: {
     openai: (f) => openaiChat(f),
@@ -172,6 +181,10 @@ const CLIENTS = {
     openai: (f) => openaiResponses(f),
     "ai6+openai": (f, t) => aiSdk(ai6, openai6({ apiKey: "k", baseURL: "http://test/v1", fetch: f }).responses("m"), t),
     "ai7+openai": (f, t) => aiSdk(ai7, openai7({ apiKey: "k", baseURL: "http://test/v1", fetch: f }).responses("m"), t),
+  },
+  bedrock: {  // SigV4-signed with a made-up key (aws4fetch), as the provider does
+    "ai6+bedrock": (f, t) => aiSdk(ai6, bedrock6(bedrockOptions(f))("m"), t),
+    "ai7+bedrock": (f, t) => aiSdk(ai7, bedrock7(bedrockOptions(f))("m"), t),
   },
   messages: {
     anthropic: (f) => anthropicMessages(f),
@@ -194,7 +207,7 @@ for await (const line of lines) {
   for (const [client, read] of Object.entries(CLIENTS[c.target])) {
     let out;
     try {
-      out = await read(fetcher(new Uint8Array(bytes), c.seed), c.tools ?? [], c.server_tools ?? []);
+      out = await read(fetcher(new Uint8Array(bytes), c.seed, CONTENT_TYPES[c.target]), c.tools ?? [], c.server_tools ?? []);
     } catch (e) {
       out = { error: errorText(e) };
     }

@@ -65,17 +65,20 @@ IR_TO_EXCEPTION: Final[dict[ErrorKind, str]] = {
     "overloaded": "serviceUnavailableException",
     "invalid_request": "validationException",
     "request_too_large": "validationException",
-    "timeout": "modelTimeoutException",
-    "authentication": "accessDeniedException",
-    "permission": "accessDeniedException",
-    "not_found": "resourceNotFoundException",
+    "authentication": "validationException",
+    "permission": "validationException",
+    "not_found": "validationException",
+    "billing": "validationException",
+    "timeout": "modelStreamErrorException",
     "truncated": "modelStreamErrorException",
     "bad_input": "modelStreamErrorException",
     "api_error": "internalServerException",
-    "billing": "accessDeniedException",
 }
 """IR error kind -> the exception frame's `:exception-type` (boto3 raises `EventStreamError`
-with it as the code): a stream that failed after it began is the model stream's error."""
+with it as the code). Only the five a ConverseStream can carry (its union's members, which
+InvokeModel's stream has too): a fault of the request, whatever kind (a key, a quota, a model),
+is a `validationException`, which no SDK retries; a stream that failed after it began is the
+model stream's error."""
 
 
 IR_TO_HTTP_EXCEPTION: Final[dict[ErrorKind, str]] = {
