@@ -156,6 +156,22 @@ def _event(kind: str, payload: bytes) -> bytes:
                   ":message-type": "event"}, payload)
 
 
+def test_the_exception_frame_of_the_ai_sdks_suite_is_the_error_boto3_reads() -> None:
+    """tests/fixtures/bedrock/exception (SOURCES.md): the decoder's error is what boto3
+    raises, code and message; the stream then ends (nothing may follow an error)."""
+    body = (OWN_FIXTURES / "bedrock" / "exception" / "model_stream_error.eventstream").read_bytes()
+    events = _decode(body, strict=True)
+    assert [e.type for e in events] == ["message_start", "error"]
+    error = events[-1]
+    assert isinstance(error, Error)
+    assert (error.kind, error.code, error.message) == (
+        "api_error", "modelStreamErrorException", "Model Stream Error")
+    assert error.raw is not None and error.raw["originalStatusCode"] == 500
+    summary = summarize("bedrock", body)
+    assert summary.error is not None and "modelStreamErrorException" in summary.error
+    assert "Model Stream Error" in summary.error
+
+
 def test_an_exception_frame_mid_stream_is_the_error_of_its_kind() -> None:
     stream = (_event("messageStart", b'{"role":"assistant","p":"ab"}')
               + _event("contentBlockDelta", b'{"contentBlockIndex":0,"delta":{"text":"Hi"}}')
