@@ -59,7 +59,7 @@ from .wire import ERROR_TO_IR, PADDING, SIGNATURE_FORMAT, STOP_TO_IR, usage_to_i
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["BedrockDecoder"]
+__all__ = ["BedrockDecoder", "Frames"]
 
 
 class _State(State):
@@ -107,37 +107,47 @@ class _Block(Block):
         self.redacted: list[str] = []  # redacted_thinking: its redactedContent, emitted at stop
 
 
-class _Frames:
+class Frames:
     """`EventStreamParser` behind the two calls the `Decoder` base makes of its SSE parser:
-    each frame as a `RawSSEMessage` named by its event (or `exception`), its payload as data."""
+    each feed's frames as the `RawSSEMessage`s `messages` makes of them (the bedrock decoder's
+    and the InvokeModel decoder's own reading). A stream that fails at its first byte and looks
+    like SSE or JSON is told so."""
 
-    __slots__ = ("_parser",)
+    __slots__ = ("_messages", "_parser")
 
-    def __init__(self, max_frame_size: int) -> None:
+    def __init__(self, max_frame_size: int,
+                 messages: Callable[[list[EventStreamMessage]], list[RawSSEMessage]]) -> None:
         self._parser = EventStreamParser(max_frame_size=max_frame_size)
+        self._messages = messages
 
     def feed(self, chunk: bytes) -> list[RawSSEMessage]:
         try:
             frames = self._parser.feed(chunk)
         except DecodeError as exc:
-            exc.messages = [_message(frame) for frame in exc.messages]
+            exc.messages = self._messages(exc.messages)
             if exc.offset == 0 and chunk.lstrip()[:1] in (b"d", b"e", b":", b"{"):
                 exc.message += ": it looks like SSE or JSON (is the declared source format right?)"
             raise
-        out: list[RawSSEMessage] = []
-        for frame in frames:  # an event frame inline, as `_message` would make it
-            headers = frame[0]
-            name = headers.get(":event-type")
-            if headers.get(":message-type") == "event" and type(name) is str:
-                out.append(_new_message(RawSSEMessage, (frame[1], name, "", None, frame[2],
-                                                        frame[3])))
-            else:
-                out.append(_message(frame))
-        return out
+        return self._messages(frames)
 
     def end(self, *, flush: bool = False) -> list[RawSSEMessage]:
         self._parser.end()  # a frame cut short: DecodeError, which the base takes as truncation
         return []
+
+
+def _messages(frames: list[EventStreamMessage]) -> list[RawSSEMessage]:
+    """ConverseStream frames as the base's messages: each named by its `:event-type` (an
+    exception frame by `exception`), its payload as data."""
+    out: list[RawSSEMessage] = []
+    for frame in frames:  # an event frame inline, as `_message` would make it
+        headers = frame[0]
+        name = headers.get(":event-type")
+        if headers.get(":message-type") == "event" and type(name) is str:
+            out.append(_new_message(RawSSEMessage, (frame[1], name, "", None, frame[2],
+                                                    frame[3])))
+        else:
+            out.append(_message(frame))
+    return out
 
 
 def _message(frame: EventStreamMessage) -> RawSSEMessage:
@@ -169,7 +179,7 @@ class BedrockDecoder(Machine[_State], Decoder):
     def __init__(self, **options: Unpack[DecoderOptions]) -> None:
         frame_limit = options.pop("max_event_size", DEFAULT_MAX_FRAME_SIZE)
         super().__init__(**options)
-        self._parser = _Frames(frame_limit)  # type: ignore[assignment]  # (frames, not lines)
+        self._parser = Frames(frame_limit, _messages)  # type: ignore[assignment]  # (frames)
         self._state = _State.IDLE
         self._blocks: Blocks[_Block] = Blocks()  # by contentBlockIndex
         self._stop: Stop | None = None  # from messageStop, emitted after metadata

@@ -27,13 +27,14 @@ from pydantic_core import from_json, to_json
 
 from ...errors import DecodeError, TranslateError
 from ...events import ErrorKind, Event
-from ...eventstream import DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, EventStreamParser, frame
+from ...eventstream import DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, frame
 from ...sse import RawSSEMessage, SSEParser
 from .._base import DecoderOptions, Encoder
 from ..messages.decode import MessagesDecoder
 from ..messages.encode import MessagesEncoder
 from ..messages.wire import ERROR_TO_IR as MESSAGES_ERROR_TO_IR
 from ..messages.wire import IR_TO_ERROR as IR_TO_MESSAGES_ERROR
+from .decode import Frames
 from .wire import ERROR_TO_IR, IR_TO_EXCEPTION
 
 if TYPE_CHECKING:
@@ -45,26 +46,10 @@ _CHUNK: dict[str, str] = {":event-type": "chunk", ":content-type": "application/
                           ":message-type": "event"}
 
 
-class _Chunks:
-    """`EventStreamParser` behind the calls the `Decoder` base makes of its SSE parser: each
-    `chunk` frame as the Messages event its bytes hold, an exception frame as an `error` event."""
-
-    __slots__ = ("_parser",)
-
-    def __init__(self, max_frame_size: int) -> None:
-        self._parser = EventStreamParser(max_frame_size=max_frame_size)
-
-    def feed(self, chunk: bytes) -> list[RawSSEMessage]:
-        try:
-            frames = self._parser.feed(chunk)
-        except DecodeError as exc:
-            exc.messages = [_event(f) for f in exc.messages]
-            raise
-        return [_event(f) for f in frames]
-
-    def end(self, *, flush: bool = False) -> list[RawSSEMessage]:
-        self._parser.end()  # a frame cut short: DecodeError, which the base takes as truncation
-        return []
+def _events(frames: list[EventStreamMessage]) -> list[RawSSEMessage]:
+    """InvokeModel frames as the messages decoder's messages: each `chunk`'s bytes are the
+    Messages event's JSON, an exception frame the `error` event of its kind."""
+    return [_event(frame) for frame in frames]
 
 
 def _event(frame: EventStreamMessage) -> RawSSEMessage:
@@ -101,7 +86,7 @@ class InvokeDecoder(MessagesDecoder):
     def __init__(self, **options: Unpack[DecoderOptions]) -> None:
         frame_limit = options.pop("max_event_size", DEFAULT_MAX_FRAME_SIZE)
         super().__init__(**options)
-        self._parser = _Chunks(frame_limit)  # type: ignore[assignment]  # (frames, not lines)
+        self._parser = Frames(frame_limit, _events)  # type: ignore[assignment]  # (frames)
 
 
 class InvokeFraming:
