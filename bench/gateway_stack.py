@@ -24,7 +24,9 @@ events, `--gap` s apart) on a cold upstream pool (the first burst after 6 s idle
 5 s keep-alive expiry) and the same burst on a warm pool (right after); then `--requests` short
 streams, `--concurrency` at a time. The figures are the server's CPU time (user + system, from
 /proc) per event and per request, throughput and p50/p99 durations, medians over the rounds;
-the ratios are the gateway's over each relay's. Every stream is checked as in
+the ratios are the gateway's over each relay's. A phase's CPU is read once the server has gone
+quiet, so that work it defers (the recording's writer thread) counts where it was caused.
+Every stream is checked as in
 bench/gateway_load.py (all events, in order, the format's end). Loopback only; the fake
 upstream (bench/load_upstream.py) keeps its connections alive.
 """
@@ -62,7 +64,7 @@ async def burst(port: int, fmt: str, count: int, events: int, pid: int) -> dict[
     cpu, started = _cpu(pid), time.monotonic()
     reads: list[Read] = await asyncio.gather(*[
         read_stream(connection, fmt, "long", i) for i, connection in enumerate(connections)])
-    elapsed, cpu = time.monotonic() - started, _cpu(pid) - cpu
+    elapsed, cpu = time.monotonic() - started, _settled_cpu(pid) - cpu
     for connection in connections:
         connection.close()
     bad = [r for r in reads if not _complete(r, events)]
@@ -87,7 +89,7 @@ async def short(port: int, fmt: str, count: int, concurrency: int, pid: int
     queue = iter(range(count))
     cpu, started = _cpu(pid), time.monotonic()
     await asyncio.gather(*[worker(queue) for _ in range(concurrency)])
-    elapsed, cpu = time.monotonic() - started, _cpu(pid) - cpu
+    elapsed, cpu = time.monotonic() - started, _settled_cpu(pid) - cpu
     bad = [r for r in reads if not _complete(r, 10)]
     if bad:
         raise RuntimeError(f"{len(bad)} of {count} requests incomplete: {bad[0]}")
@@ -95,6 +97,20 @@ async def short(port: int, fmt: str, count: int, concurrency: int, pid: int
     return {"cpu_ms_per_request": cpu / count * 1000, "per_second": count / elapsed,
             "p50_ms": statistics.median(durations),
             "p99_ms": statistics.quantiles(durations, n=100)[98]}
+
+
+def _settled_cpu(pid: int, quiet: float = 0.2, limit: float = 15.0) -> float:
+    """The server's CPU time once it has gone quiet (no tick in `quiet` seconds): work a
+    server defers past the last byte its clients read (`serve --record`'s cassette writer
+    thread) is charged to the phase that caused it, not to the next one or to none."""
+    last, deadline = _cpu(pid), time.monotonic() + limit
+    while time.monotonic() < deadline:
+        time.sleep(quiet)
+        now = _cpu(pid)
+        if now - last < 0.005:  # not one 10 ms tick
+            return now
+        last = now
+    return last
 
 
 def main(argv: list[str] | None = None) -> int:
