@@ -167,3 +167,28 @@ def test_a_sigv4_signed_client_is_refused_where_the_gateway_asks_for_a_key(
         signed.messages.create(model="claude-sonnet-4-5", max_tokens=10,
                                messages=[{"role": "user", "content": "hi"}])
     assert not upstream.served
+
+
+def test_an_invoke_stream_records_and_replays_with_the_upstream_gone(tmp_path: Any) -> None:
+    """`serve --record` keeps the InvokeModel client's answer as the frames it got
+    (`answer.eventstream`); `serve --replay` plays it back, from the cassette alone, to the
+    same client, which rebuilds the same message."""
+    from tests.gateway_support import running_gateway
+    from translate.gateway import Settings
+
+    request: dict[str, Any] = dict(model="claude-sonnet-4-5", max_tokens=300, tools=TOOLS,
+                                   messages=[{"role": "user", "content": "Weather in Paris?"}])
+    with FakeUpstream() as upstream:
+        _answer(upstream, "chat", True)
+        with running_gateway(Settings(upstream_url=upstream.url, upstream_format="chat",
+                                      timeout=10, record=str(tmp_path))) as url, \
+                _client(url) as client, client.messages.stream(**request) as events:
+            recorded = _rebuilt(events.get_final_message())
+    (folder,) = list(tmp_path.iterdir())
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "answer.eventstream", "head.json", "upstream.sse"]
+    assert recorded == EXPECTED
+    with running_gateway(Settings(upstream_url="http://127.0.0.1:9/v1", upstream_format="chat",
+                                  replay=str(tmp_path))) as url, \
+            _client(url) as client, client.messages.stream(**request) as events:
+        assert _rebuilt(events.get_final_message()) == recorded

@@ -10,7 +10,8 @@ A cassette is a folder, named after the client's model and its matching key
                   upstream got (translated)
     upstream.sse  the upstream's answer, byte for byte as it arrived (upstream.json when it
                   was not streamed)
-    answer.sse    what the client got (answer.json when not streamed)
+    answer.sse    what the client got (answer.json when not streamed; answer.eventstream for
+                  a Bedrock InvokeModel client's stream)
 
 Three files, not one per part: creating a file is most of what a recording costs the gateway
 (bench/README.md, "What recording costs").
@@ -110,6 +111,11 @@ ANSWER_HEADERS: Final = ("content-type", "x-stream-translate-dropped")
 """The client answer's headers a cassette keeps."""
 
 _SSE: Final = "text/event-stream"
+
+_ANSWER_FILES: Final = {_SSE: "answer.sse",
+                        "application/vnd.amazon.eventstream": "answer.eventstream"}
+"""The client answer's file by its content type (else `answer.json`): a Bedrock InvokeModel
+client's stream is AWS event-stream frames, binary."""
 
 
 class CassetteError(TranslateError):
@@ -384,8 +390,8 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
         fresh = False
     hide = _Redactor(secrets)
     up = "upstream.sse" if cassette.streamed else "upstream.json"
-    answer = "answer.sse" if cassette.answer_headers.get("content-type", "").startswith(
-        _SSE) else "answer.json"
+    answer = _ANSWER_FILES.get(cassette.answer_headers.get("content-type", "").split(";")[0],
+                               "answer.json")
     body, lengths = hide.chunks(cassette.body, [length for length, _ in cassette.chunks])
     head = {
         "cassette": VERSION,
