@@ -192,3 +192,31 @@ def test_an_invoke_stream_records_and_replays_with_the_upstream_gone(tmp_path: A
                                   replay=str(tmp_path))) as url, \
             _client(url) as client, client.messages.stream(**request) as events:
         assert _rebuilt(events.get_final_message()) == recorded
+
+
+def test_an_inference_profile_arn_is_a_model_too(
+        gateways: dict[str, tuple[FakeUpstream, str]]) -> None:
+    """Claude Code and boto3 name an application inference profile by its ARN, which holds a
+    `/` (sent URL-encoded): the route takes it whole as the model."""
+    upstream, url = gateways["messages"]
+    _answer(upstream, "messages", False)
+    arn = "arn:aws:bedrock:us-east-1:123456789012:application-inference-profile/a1b2c3"
+    with _client(url) as client:
+        message = client.messages.create(model=arn, max_tokens=10,
+                                         messages=[{"role": "user", "content": "hi"}])
+    assert message.stop_reason == "tool_use"
+    (served,) = upstream.served
+    assert served.body["model"] == arn
+
+
+def test_a_malformed_anthropic_beta_is_refused_naming_it(
+        gateways: dict[str, tuple[FakeUpstream, str]]) -> None:
+    upstream, url = gateways["chat"]
+    _answer(upstream, "chat", False)
+    response = httpx2.post(f"{url}/model/claude-sonnet-4-5/invoke", json={
+        "anthropic_version": "bedrock-2023-05-31", "anthropic_beta": "not-a-list",
+        "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]},
+        headers={"authorization": "Bearer bedrock-api-key"}, timeout=10)
+    assert response.status_code == 400
+    assert "anthropic_beta: expected a list of strings" in response.text
+    assert not upstream.served

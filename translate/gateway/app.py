@@ -111,7 +111,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
       for fmt in PATHS),
     *(Endpoint(f"/{version}/models/{{call:path}}", ("POST",), "gemini", "relay",
                "/v1beta/models/{call}") for version in ("v1beta", "v1")),
-    *(Endpoint(f"/model/{{invoke_model}}/{method}", ("POST",), "messages", "relay",
+    # (`:path`: an inference profile's ARN, a model too, holds a `/`)
+    *(Endpoint(f"/model/{{invoke_model:path}}/{method}", ("POST",), "messages", "relay",
                f"/model/{{model}}/{method}", invoke=True)
       for method in ("invoke", "invoke-with-response-stream")),
     Endpoint("/v1/messages/count_tokens", ("POST",), "messages", "count_tokens",
