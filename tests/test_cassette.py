@@ -92,6 +92,27 @@ def test_call_ids_count_by_order_and_the_content_counts() -> None:
     assert _key("chat", {**SAME["chat"][0], "model": "m2"}) != _key("chat", SAME["chat"][0])
 
 
+def test_the_results_of_parallel_calls_count_in_the_order_of_the_calls() -> None:
+    """An agent that runs two calls at once sends their results in the order they finished
+    (Claude Code's parallel reads): either order is the same conversation; which result
+    answers which call still counts."""
+    def body(results: list[tuple[str, str]]) -> dict[str, Any]:
+        return {"model": "m", "max_tokens": 10, "messages": [
+            {"role": "user", "content": "Read a and b."},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_a", "name": "Read", "input": {"path": "a"}},
+                {"type": "tool_use", "id": "toolu_b", "name": "Read", "input": {"path": "b"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": call, "content": text}
+                for call, text in results]}]}
+
+    in_order = body([("toolu_a", "first"), ("toolu_b", "second")])
+    finished_first = body([("toolu_b", "second"), ("toolu_a", "first")])
+    swapped = body([("toolu_a", "second"), ("toolu_b", "first")])
+    assert _key("messages", finished_first) == _key("messages", in_order)
+    assert _key("messages", swapped) != _key("messages", in_order)
+
+
 def _with_output(output: str, question: str = "Weather in Paris?") -> dict[str, Any]:
     return json.loads(json.dumps(SAME["chat"][0]).replace('"sunny"', json.dumps(output))
                       .replace("Weather in Paris?", question))
