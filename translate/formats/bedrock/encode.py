@@ -46,6 +46,7 @@ from ...events import (
     BlockStart,
     Citation,
     Error,
+    ErrorKind,
     Event,
     ImageDone,
     ImagePartial,
@@ -70,7 +71,7 @@ from .wire import IR_TO_EXCEPTION, IR_TO_STOP, SIGNATURE_FORMAT, usage_from_ir
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-__all__ = ["BedrockEncoder", "carries", "response_fields", "stop_reason"]
+__all__ = ["BedrockEncoder", "carries", "exception_frame", "response_fields", "stop_reason"]
 
 _Delta = TextDelta | RefusalDelta | ThinkingDelta | SignatureDelta | ToolArgsDelta | Citation
 
@@ -352,10 +353,7 @@ class BedrockEncoder(Machine[_State], Encoder):
         if state is not _State.STOPPED:
             out += self._drain()
         code = error.code if self._same and isinstance(error.code, str) else None
-        exception = code or IR_TO_EXCEPTION.get(error.kind, "internalServerException")
-        return out + frame({":exception-type": exception, ":content-type": "application/json",
-                            ":message-type": "exception"},
-                           self._dumps({"message": error.message}))
+        return out + exception_frame(error.kind, error.message, code)
 
     def _block(self, event: BlockEnd | _Delta | ImagePartial | ImageDone) -> _Block:
         block = self._blocks.get(event.index)
@@ -407,3 +405,12 @@ def response_fields(event: Stop, same: bool) -> Any:
     if event.stop_sequence is not None:
         return {"stop_sequence": event.stop_sequence}
     return None
+
+
+def exception_frame(kind: ErrorKind, message: str, exception: str | None = None) -> bytes:
+    """The exception frame of an IR error, as boto3 and the AI SDK read it: `exception` (a
+    bedrock source's own) or the kind's (`IR_TO_EXCEPTION`), with the message (the encoder's
+    and `invoke.InvokeFraming`'s)."""
+    return frame({":exception-type": exception or IR_TO_EXCEPTION.get(
+        kind, "internalServerException"), ":content-type": "application/json",
+        ":message-type": "exception"}, to_json({"message": message}))

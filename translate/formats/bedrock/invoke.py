@@ -35,7 +35,8 @@ from ..messages.encode import MessagesEncoder
 from ..messages.wire import ERROR_TO_IR as MESSAGES_ERROR_TO_IR
 from ..messages.wire import IR_TO_ERROR as IR_TO_MESSAGES_ERROR
 from .decode import Frames
-from .wire import ERROR_TO_IR, IR_TO_EXCEPTION
+from .encode import exception_frame
+from .wire import ERROR_TO_IR
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -109,10 +110,7 @@ class InvokeFraming:
             if message.event == "error":
                 error = from_json(message.data).get("error") or {}
                 kind: ErrorKind = MESSAGES_ERROR_TO_IR.get(str(error.get("type")), "api_error")
-                out.append(frame({":exception-type": IR_TO_EXCEPTION.get(
-                    kind, "internalServerException"), ":content-type": "application/json",
-                    ":message-type": "exception"},
-                    to_json({"message": error.get("message") or ""})))
+                out.append(exception_frame(kind, error.get("message") or ""))
             else:
                 out.append(frame(_CHUNK, b'{"bytes":"%s"}' % base64.b64encode(
                     message.data.encode())))
