@@ -470,6 +470,10 @@ BAD_MODEL = {"message": "The provided model identifier is invalid."}
     (403, {"message": "You don't have access to the model with the specified model ID."},
      {"x-amzn-ErrorType": "AccessDeniedException"}, "messages", (403, "permission", None)),
     (429, THROTTLED, {"x-amzn-RequestId": "4f3c"}, "bedrock", (429, "rate_limit", THROTTLED)),
+    (429, {"message": "Rate exceeded"},  # the name in the header only: the body gets it bare
+     {"x-amzn-RequestId": "4f3c", "x-amzn-ErrorType":
+      "ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/"},
+     "bedrock", (429, "rate_limit", THROTTLED)),
 ])
 def test_a_bedrock_error_answers_each_client_in_its_own_shape(
         status: int, body: dict[str, Any], headers: dict[str, str], target: str,

@@ -92,7 +92,6 @@ _STATUS_KINDS["openai"][402] = "billing"  # OpenRouter's "insufficient credits"
 _STATUS_KINDS["google"][400] = "invalid_request"  # not request_too_large, which shares it
 _STATUS_KINDS["google"][413] = "request_too_large"  # Google's front end, before the API
 _STATUS_KINDS["amazon"][400] = "invalid_request"  # not request_too_large, which shares it
-_STATUS_KINDS["amazon"][403] = "permission"  # the exception's name tells authentication
 _STATUS_KINDS["amazon"][424] = "api_error"  # ModelErrorException
 for _vendor in _VENDOR_ORDER:
     _STATUS_KINDS[_vendor][503] = "overloaded"
@@ -187,8 +186,8 @@ def convert_error(status: int, body: bytes | str | dict[str, Any] | None,
     lowered = {k.lower(): v for k, v in (headers or {}).items()}
     obj, message = _read_body(body, status, lowered.get("content-type", ""))
     error = _error_object(obj)
-    if up == "amazon" and error is not None and "x-amzn-errortype" in lowered:
-        error = {**error, "__type": lowered["x-amzn-errortype"]}  # AWS names it in a header
+    if up == "amazon" and error is not None and "x-amzn-errortype" in lowered:  # AWS names it
+        error = {**error, "__type": _exception_name(lowered["x-amzn-errortype"])}  # in a header
     kind, own = _kind(status, error, up)
     client_status = status_for(kind, down) if own else status
     headers_out = _headers(lowered, status, up, down, now, error)
@@ -345,14 +344,20 @@ def _kind(status: int, error: dict[str, Any] | None, vendor: Vendor
         from .formats.bedrock.wire import HTTP_EXCEPTION_TO_IR
 
         name = error.get("__type") or error.get("code")
-        # "ThrottlingException:http://internal.amazon.com/coral/...", or "ns#ThrottlingException"
-        name = name.split(":")[0].split("#")[-1] if isinstance(name, str) else None
-        by_body = HTTP_EXCEPTION_TO_IR.get(name) if name is not None else None
+        by_body = HTTP_EXCEPTION_TO_IR.get(_exception_name(name)) if isinstance(name, str) \
+            else None
     else:
         by_body = openai_error_kind(error)
     if by_body is not None and status_for(by_body, vendor) == status:
         return by_body, True
     return by_status, own
+
+
+def _exception_name(value: str) -> str:
+    """An AWS error's exception name, as botocore reads it: `ThrottlingException` of
+    `ThrottlingException:http://internal.amazon.com/coral/...` (the `x-amzn-ErrorType` header)
+    or of `com.amazonaws.bedrock#ThrottlingException` (a body's `__type`)."""
+    return value.split(":")[0].split("#")[-1]
 
 
 def _same_vendor_body(obj: dict[str, Any], error: dict[str, Any], target: str,
