@@ -198,8 +198,8 @@ def _bedrock() -> str:
                    cache_write_tokens=200, reasoning_tokens=20, total_tokens=1050)
     lines = ["## Bedrock", "",
              "Bedrock's Converse API (the `bedrock` format: streams, `converse` responses and "
-             "HTTP errors, and Anthropic's InvokeModel stream; its requests are not written "
-             "yet, see [Formats](formats.md#bedrock)). Its tables, from "
+             "HTTP errors, and Anthropic's InvokeModel stream; its Converse requests are in "
+             "[Requests](requests.md), see [Formats](formats.md#bedrock)). Its tables, from "
              "`formats/bedrock/wire.py`:", "",
              "| IR stop reason | `messageStop.stopReason` written |", "|---|---|"]
     lines += [f"| `{reason}` | " + (_code(bedrock.IR_TO_STOP[reason]) if reason in

@@ -19,12 +19,12 @@ import pytest
 
 from tests.conftest import encode_events
 from tests.sdk.requests import validate_request
-from translate.request import STEERING, RequestConversion, RequestError, convert_request
+from translate.request import STEERING, URL_FIELDS, RequestConversion, RequestError, convert_request
 
 AGENT_REQUESTS = Path(__file__).resolve().parent.parent.parent / "shared" / "agent-requests"
 AGENTS = {"claude-code-2.1.328.jsonl": "messages", "codex-0.169.0.jsonl": "responses",
           "gemini-cli-0.61.0.jsonl": "gemini", "opencode-1.18.33.jsonl": "chat"}
-FORMATS = ("chat", "responses", "messages", "gemini")
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
 PROSE = re.compile(r"<<prose \d+ chars #\d+>>")
 GEMINI_PATH = re.compile(r"/models/([^/:]+):(generateContent|streamGenerateContent)")
 
@@ -98,7 +98,7 @@ def test_agent_request_translates_by_default(name: str, record: dict[str, Any],
 
     # every setting (a top-level field that is not a list: the conversation, tools and
     # system parts are checked above and by the SDK type) reaches the output or the report
-    url = json.dumps([conv.model, conv.stream]) if target == "gemini" else ""
+    url = json.dumps([conv.model, conv.stream]) if target in URL_FIELDS else ""
     for key, value in record["body"].items():
         if isinstance(value, list):
             continue
@@ -119,7 +119,8 @@ TRANSLATED = {
     ("thinking.type", "adaptive"): {"chat": '"reasoning_effort"', "responses": '"effort"',
                                     "gemini": '"thinkingLevel"'},
     ("generationConfig.responseMimeType", "application/json"): {
-        "chat": '"json_schema"', "responses": '"json_schema"', "messages": '"json_schema"'},
+        "chat": '"json_schema"', "responses": '"json_schema"', "messages": '"json_schema"',
+        "bedrock": '"json_schema"'},
     ("generationConfig.thinkingConfig.thinkingLevel", "HIGH"): {
         "chat": '"reasoning_effort": "high"', "responses": '"effort": "high"',
         "messages": '"budget_tokens": 16384'},

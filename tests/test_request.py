@@ -19,15 +19,15 @@ import translate
 from tests.sdk.requests import SDK_TYPES, gemini_fields, validate_request
 from translate import RequestError, convert_request
 from translate.formats.chat import request as chat_request
-from translate.request import NAME_LIMITS, RequestContext, valid_id, valid_name
+from translate.request import NAME_LIMITS, URL_FIELDS, RequestContext, valid_id, valid_name
 
 CORPUS = Path(__file__).resolve().parent / "fixtures" / "requests"
-FORMATS = ("chat", "responses", "messages", "gemini")
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
 
 
 def url(source: str, model: str | None = "gemini-3-pro", stream: bool = True) -> dict[str, Any]:
     """`convert_request`'s model and stream, for a source that has them in its URL (gemini)."""
-    return {"model": model, "stream": stream} if source == "gemini" else {}
+    return {"model": model, "stream": stream} if source in URL_FIELDS else {}
 
 
 def corpus() -> list[Path]:
@@ -51,7 +51,7 @@ def test_every_translated_request_is_valid_for_the_target_sdk(path: Path, target
     validate_request(source, body)  # the corpus itself is valid
     conv = convert_request(body, source=source, target=target, lenient=True, **url(source))
     validate_request(target, conv.body)
-    assert conv.stream == (body.get("stream") is True or source == "gemini")
+    assert conv.stream == (body.get("stream") is True or source in URL_FIELDS)
     if target == "gemini":  # the API refuses call ids in a request ("Unknown name id")
         assert '"id"' not in json.dumps([c["parts"] for c in conv.body["contents"]])
 
@@ -150,6 +150,7 @@ _BASE = {
     "messages": {"model": "m", "max_tokens": 100, "messages": [{"role": "user",
                                                                  "content": "hi"}]},
     "gemini": {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]},
+    "bedrock": {"messages": [{"role": "user", "content": [{"text": "hi"}]}]},
 }
 _TOOL = {"type": "function", "function": {"name": "f", "parameters": {
     "type": "object", "properties": {"a": {"type": "string"}}}}}
@@ -178,7 +179,7 @@ _UNCARRIED = [(attr, target) for attr, where in translate.request.REQUEST_FIELDS
 
 def test_the_field_table_names_every_request_field() -> None:
     from translate.request import REQUEST_FIELDS, Request
-    own = {f for f in Request.__dataclass_fields__} - {"origin", "extra", "betas",
+    own = {f for f in Request.__dataclass_fields__} - {"origin", "extra", "native", "betas",
                                                         "system_role"}
     assert set(REQUEST_FIELDS) == own
     assert {attr for attr, where in REQUEST_FIELDS.items() if None in where.values()} == set(
@@ -211,6 +212,8 @@ def test_each_field_a_target_cannot_carry_is_refused_or_dropped_and_reported(
 def test_each_field_a_target_can_carry_arrives(attr: str, target: str) -> None:
     source, fields, _ = SAMPLES[attr]
     body = {**_BASE[source], **fields}
+    if target == "bedrock":  # top_k goes where the model's family takes it (an Anthropic's)
+        body["model"] = "anthropic.claude-sonnet-4-5"
     conv = convert_request(body, source=source, target=target)
     validate_request(target, conv.body)
     back = convert_request(conv.body, source=target, target=source,
@@ -307,7 +310,11 @@ _json = st.recursive(
          "functionCallingConfig", "mode", "allowedFunctionNames", "thinkingConfig",
          "thinkingBudget", "thinkingLevel", "responseSchema", "responseMimeType",
          "parametersJsonSchema", "googleSearch", "excludeDomains", "properties",
-         "nullable", "items", "anyOf"]), inner, max_size=4),
+         "nullable", "items", "anyOf", "toolUse", "toolResult", "toolUseId", "toolSpec",
+         "inputSchema", "json", "cachePoint", "reasoningContent", "reasoningText",
+         "signature", "redactedContent", "bytes", "document", "image", "toolChoice", "auto",
+         "any", "tool", "textFormat", "structure", "jsonSchema", "maxTokens", "status"]),
+        inner, max_size=4),
     max_leaves=12)
 _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "stop",
                        "stream_options", "reasoning_effort", "web_search_options",
@@ -316,6 +323,9 @@ _FIELDS_OF = {"chat": ["messages", "tools", "tool_choice", "response_format", "s
                             "instructions", "metadata"],
               "messages": ["messages", "tools", "tool_choice", "system", "thinking",
                            "output_config", "metadata", "stop_sequences", "max_tokens"],
+              "bedrock": ["messages", "system", "toolConfig", "inferenceConfig",
+                          "additionalModelRequestFields", "outputConfig", "requestMetadata",
+                          "guardrailConfig"],
               "gemini": ["contents", "tools", "toolConfig", "generationConfig",
                          "systemInstruction", "safetySettings", "system_instruction"]}
 

@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from tests.sdk.requests import validate_request
 from translate import convert_request
 from translate.request import (
+    URL_FIELDS,
     Cache,
     Document,
     FunctionTool,
@@ -47,7 +48,7 @@ from translate.request import (
     valid_id,
 )
 
-FORMATS = ("chat", "responses", "messages", "gemini")
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
 EXAMPLES = int(os.environ.get("TRANSLATE_REQUEST_EXAMPLES", "25"))
 
 EQUIVALENCES = {
@@ -69,6 +70,14 @@ EQUIVALENCES = {
                      "declaration: output strict true and tool strict false are its only "
                      "modes",
     "gemini parallel calls": "parallel_tool_calls true is Gemini's only mode",
+    "bedrock turns": "Bedrock refuses two turns of one role in a row: they are joined",
+    "bedrock strict": "Bedrock always follows an output schema (it has no strict): true is its "
+                      "only mode",
+    "bedrock parallel calls": "parallel_tool_calls true is Bedrock's only mode",
+    "bedrock document names": "Bedrock requires a document name: `document-N` where the source "
+                              "gave none (reported as document_name)",
+    "schema name": "chat and responses require a schema name: `response` where the source gave "
+                   "none (Bedrock carries it back)",
 }
 """Differences a round trip may show without a report entry, and why they are no loss."""
 
@@ -209,12 +218,12 @@ def _build(req: Request, format: str) -> dict[str, Any]:
 
 def _url(format: str, model: str | None, stream: bool) -> dict[str, Any]:
     """`convert_request`'s model and stream, for a format that has them in its URL."""
-    return {"model": model, "stream": stream} if format == "gemini" else {}
+    return {"model": model, "stream": stream} if format in URL_FIELDS else {}
 
 
 def _parse(body: dict[str, Any], format: str, stream: bool) -> Request:
     ctx = RequestContext(format, format, lenient=False,  # type: ignore[arg-type]
-                         stream=stream if format == "gemini" else None)
+                         stream=stream if format in URL_FIELDS else None)
     req: Request = _format_module(format).parse_request(body, ctx, headers={})
     return req
 
@@ -240,6 +249,8 @@ _TOP = {  # report names of top-level fields -> neutral attributes
     "stopSequences": "stop", "maxOutputTokens": "max_tokens", "topP": "top_p",
     "candidateCount": "n", "responseLogprobs": "logprobs", "thinkingConfig": "reasoning",
     "responseJsonSchema": "output",
+    # bedrock's names
+    "maxTokens": "max_tokens", "requestMetadata": "metadata", "textFormat": "output",
 }
 
 
@@ -323,7 +334,8 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
         d["output"].update(name=None, description=None, strict=None)
     if d["output"] and d["output"]["type"] == "text":
         d["output"] = None
-    if y == "gemini":  # instructions only before the conversation: every system turn joins it
+    if y in ("gemini", "bedrock"):  # instructions only before the conversation: every system
+        # turn joins them
         turns = [m for m in d["messages"] if m["role"] in ("system", "developer")]
         for msg in turns:
             d["system"].extend(msg["parts"])
@@ -344,7 +356,7 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
         d["tool_choice"] = None
     d["tools"] = [t for t in d["tools"] if not (t["kind"] == "web_search" and (
         names & {"allowed_domains", "max_uses", "blocked_domains", "search_context_size",
-                 "opaque"}))]
+                 "opaque", "tool"}))]
     d["tools"].sort(key=lambda t: t["kind"] == "web_search")
     for t in d["tools"]:
         t.pop("raw", None)
@@ -394,7 +406,8 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
             msg["parts"] = parts[:last + 1] + moved + parts[last + 1:]
         if not msg["parts"]:
             continue
-        if turns and msg["role"] == "user" and turns[-1]["role"] == "user":
+        if turns and msg["role"] == turns[-1]["role"] and (
+                msg["role"] == "user" or "bedrock" in (x, y)):
             turns[-1]["parts"] += msg["parts"]
         else:
             turns.append(msg)
@@ -408,19 +421,32 @@ def normalize(req: Request, names: set[str], x: str, y: str, *,
 
         if forgiven("cache_ttl") and part.get("cache"):
             part["cache"] = {"ttl": None}
-        if forgiven("cache_control") and part["kind"] in ("tool_call", "tool_result"):
+        if forgiven("cache_control") and part["kind"] in ("tool_call", "tool_result", "image",
+                                                         "document"):
             part["cache"] = None
         if forgiven("cache_control") and part["kind"] == "text" and part.get("cache"):
             part["cache"] = None  # assistant text in responses
         part.pop("extra", None)
         if forgiven("detail") and part["kind"] == "image":
             part["detail"] = None
+        if forgiven("document_name") and part["kind"] == "document":
+            part["title"] = None
         if part["kind"] == "tool_call":
             part["id"] = _valid(part["id"], x, y)
         if part["kind"] == "tool_result":
             part["call_id"] = _valid(part["call_id"], x, y)
     if gemini:
         _gemini_equivalences(d, names)
+    if "bedrock" in (x, y):
+        if d["parallel_tool_calls"] is True:
+            d["parallel_tool_calls"] = None
+        if d["output"] and d["output"]["strict"] is True:
+            d["output"]["strict"] = None
+        if d["output"] and d["output"]["name"] == "response" and {x, y} & {"chat", "responses"}:
+            d["output"]["name"] = None
+        for part in _all_parts(d):
+            if part["kind"] == "document" and "document_name" in names:
+                part["title"] = None
     return d
 
 

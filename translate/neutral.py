@@ -81,12 +81,12 @@ __all__ = [
     "valid_name",
 ]
 
-RequestFormat = Literal["chat", "responses", "messages", "gemini"]
+RequestFormat = Literal["chat", "responses", "messages", "gemini", "bedrock"]
 """The formats with a request side (images streams have no request translation)."""
 
-_FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages", "gemini")
+_FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages", "gemini", "bedrock")
 
-URL_FIELDS: tuple[RequestFormat, ...] = ("gemini",)
+URL_FIELDS: tuple[RequestFormat, ...] = ("gemini", "bedrock")
 """Formats whose model and choice of streaming are in the URL, not the body
 (`convert_request`'s `model` and `stream`)."""
 
@@ -401,6 +401,11 @@ class Request:
     """Fields chat and responses share with one meaning (`OPENAI_SHARED`)."""
     extra: Mapping[str, Any] | None = None
     """Source-format fields the model does not name, written back only to the source."""
+    native: Mapping[str, Any] | None = None
+    """Fields of the model's own API a Bedrock client sent in `additionalModelRequestFields`
+    that the model does not name: a target whose API has the field takes it as its own
+    top-level field (`carry_native`), another refuses it (or drops and reports a `STEERING`
+    one)."""
     betas: tuple[str, ...] = ()
     """`anthropic-beta` values the client sent (a messages source)."""
     origin: RequestFormat = "chat"
@@ -433,25 +438,28 @@ budget maps back to the highest effort whose budget it reaches (`effort_for`): 1
 
 TOOL_CHOICE: dict[str, dict[RequestFormat, Any]] = {
     "auto": {"chat": "auto", "responses": "auto", "messages": {"type": "auto"},
-             "gemini": {"functionCallingConfig": {"mode": "AUTO"}}},
+             "gemini": {"functionCallingConfig": {"mode": "AUTO"}}, "bedrock": {"auto": {}}},
     "required": {"chat": "required", "responses": "required", "messages": {"type": "any"},
-                 "gemini": {"functionCallingConfig": {"mode": "ANY"}}},
+                 "gemini": {"functionCallingConfig": {"mode": "ANY"}}, "bedrock": {"any": {}}},
     "none": {"chat": "none", "responses": "none", "messages": {"type": "none"},
-             "gemini": {"functionCallingConfig": {"mode": "NONE"}}},
+             "gemini": {"functionCallingConfig": {"mode": "NONE"}}, "bedrock": None},
     "tool": {"chat": {"type": "function", "function": {"name": "NAME"}},
              "responses": {"type": "function", "name": "NAME"},
              "messages": {"type": "tool", "name": "NAME"},
              "gemini": {"functionCallingConfig": {"mode": "ANY",
-                                                  "allowedFunctionNames": ["NAME"]}}},
+                                                  "allowedFunctionNames": ["NAME"]}},
+             "bedrock": {"tool": {"name": "NAME"}}},
 }
-"""`ToolChoice.mode` -> each format's `tool_choice` (gemini: `toolConfig`; `NAME` is the tool's
-name)."""
+"""`ToolChoice.mode` -> each format's `tool_choice` (gemini: `toolConfig`, bedrock:
+`toolConfig.toolChoice`; `NAME` is the tool's name). None: the format has no such choice
+(Bedrock cannot forbid tool calls), refused."""
 
 PARALLEL_TOOL_CALLS: dict[RequestFormat, str] = {
     "chat": "parallel_tool_calls: false",
     "responses": "parallel_tool_calls: false",
     "messages": "tool_choice.disable_parallel_tool_use: true",
     "gemini": "(none: refused)",
+    "bedrock": "(none: refused)",
 }
 """Where each format says "at most one tool call per turn"."""
 
@@ -460,21 +468,24 @@ NAME_LIMITS: dict[RequestFormat, tuple[str, int]] = {
     "responses": ("a-zA-Z0-9_-", 64),
     "messages": ("a-zA-Z0-9_-", 128),
     "gemini": ("a-zA-Z0-9_.:-", 128),
+    "bedrock": ("a-zA-Z0-9_-", 64),
 }
 """Tool names each API accepts: characters and maximum length (OpenAI "a-z, A-Z, 0-9,
 underscores and dashes, at most 64"; Anthropic `^[a-zA-Z0-9_-]{1,128}$`; Gemini "a-z, A-Z,
-0-9, underscores, dots, colons and dashes, at most 128")."""
+0-9, underscores, dots, colons and dashes, at most 128"; Bedrock's `ToolName`
+`[a-zA-Z0-9_-]+`, at most 64)."""
 
 ID_LIMITS: dict[RequestFormat, tuple[str | None, int | None]] = {
     "chat": (None, 40),
     "responses": (None, 64),
     "messages": ("a-zA-Z0-9_-", None),
     "gemini": (None, None),
+    "bedrock": ("a-zA-Z0-9_.:-", 64),
 }
 """Tool-call ids each API accepts: characters (None: any) and maximum length (None: no
 limit). Chat rejects ids over 40 characters ("expected a string with maximum length 40"),
 messages ids outside `^[a-zA-Z0-9_-]+$`; a gemini request has no call ids (results are
-matched by name and order)."""
+matched by name and order); Bedrock's `ToolUseId` is `[a-zA-Z0-9_.:-]+`, at most 64."""
 
 OPENAI_SHARED: tuple[str, ...] = ("prompt_cache_key", "safety_identifier",
                                   "prompt_cache_retention")
@@ -519,6 +530,9 @@ REPORTED_LOSSES: dict[str, str] = {
                  "`<namespace>__<name>` (`TOOL_KINDS`); its calls go back namespaced",
     "tool_kind": "a custom or local_shell tool carried as a function tool (`TOOL_KINDS`): a "
                  "custom tool's grammar is in the description, not enforced by the upstream",
+    "document_name": "a document title Bedrock's `name` refuses (only letters, digits, single "
+                     "spaces, hyphens, parentheses and brackets, at most 200), written with "
+                     "the rest as hyphens; `document-N` where the source gave none",
     "thought_signature": "the placeholder thought signature (`skip_thought_signature_validator`) "
                          "on the first function call of a model turn from another provider: "
                          "Gemini 3 refuses an unsigned one, and only Gemini can sign",
@@ -579,6 +593,13 @@ STEERING: dict[str, str] = {
     "routingConfig": "the provider's model routing",
     "modelSelectionConfig": "the provider's model selection",
     "enableEnhancedCivicAnswers": "a provider answer feature",
+    # Bedrock
+    "guardrailConfig": "the guardrail Bedrock applies to the conversation: the upstream "
+                       "applies none",
+    "performanceConfig": "the provider's latency tier",
+    "serviceTier": "the provider's priority tier",
+    "projectIdentifier": "the provider's project, for billing",
+    "requestMetadata": "tags for the provider's invocation logs",
     # tool definitions
     "defer_loading": "Anthropic's tool-search hint to load a tool's definition later (the "
                      "tool itself is sent)",
@@ -634,77 +655,104 @@ output-item id and status): dropped for another target and reported as `bookkeep
 
 REQUEST_FIELDS: dict[str, dict[RequestFormat, str | None]] = {
     "model": {"chat": "`model`", "responses": "`model`", "messages": "`model`",
-        "gemini": "URL `models/{model}` (`convert_request(model=...)`, `RequestConversion.model`)"},
+        "gemini": "URL `models/{model}` (`convert_request(model=...)`, `RequestConversion.model`)",
+        "bedrock": "URL `/model/{modelId}/converse` (`convert_request(model=...)`)"},
     "system": {"chat": "first message, role `system` or `developer`",
                "responses": "`instructions` (or a leading system/developer message)",
                "messages": "`system`",
-        "gemini": "`systemInstruction`"},
+        "gemini": "`systemInstruction`",
+        "bedrock": "`system` (text blocks, `cachePoint`)"},
     "messages": {"chat": "`messages`", "responses": "`input`", "messages": "`messages`",
-        "gemini": "`contents` (roles `user`, `model`)"},
+        "gemini": "`contents` (roles `user`, `model`)",
+        "bedrock": "`messages` (roles `user`, `assistant`)"},
     "tools": {"chat": "`tools`, web search as `web_search_options`", "responses": "`tools`",
               "messages": "`tools`",
-        "gemini": "`tools[].functionDeclarations`, web search as `googleSearch`"},
+        "gemini": "`tools[].functionDeclarations`, web search as `googleSearch`",
+        "bedrock": "`toolConfig.tools[].toolSpec`"},
     "tool_choice": {"chat": "`tool_choice`", "responses": "`tool_choice`",
                     "messages": "`tool_choice`",
-        "gemini": "`toolConfig.functionCallingConfig` (`mode`, `allowedFunctionNames`)"},
+        "gemini": "`toolConfig.functionCallingConfig` (`mode`, `allowedFunctionNames`)",
+        "bedrock": "`toolConfig.toolChoice` (`auto`, `any`, `tool`; no `none`)"},
     "parallel_tool_calls": {"chat": "`parallel_tool_calls`",
                             "responses": "`parallel_tool_calls`",
                             "messages": "`tool_choice.disable_parallel_tool_use` (negated)",
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
     "max_tokens": {"chat": "`max_completion_tokens` (`max_tokens` is read too)",
                    "responses": "`max_output_tokens`",
                    "messages": "`max_tokens` (required: `DEFAULT_MAX_TOKENS` when unset)",
-        "gemini": "`generationConfig.maxOutputTokens`"},
+        "gemini": "`generationConfig.maxOutputTokens`",
+        "bedrock": "`inferenceConfig.maxTokens`"},
     "temperature": {"chat": "`temperature`", "responses": "`temperature`",
                     "messages": "`temperature` (with thinking on, only 1)",
-        "gemini": "`generationConfig.temperature`"},
+        "gemini": "`generationConfig.temperature`",
+        "bedrock": "`inferenceConfig.temperature` (0 to 1)"},
     "top_p": {"chat": "`top_p`", "responses": "`top_p`",
               "messages": "`top_p` (with thinking on, 0.95 to 1)",
-        "gemini": "`generationConfig.topP`"},
+        "gemini": "`generationConfig.topP`",
+        "bedrock": "`inferenceConfig.topP`"},
     "top_k": {"chat": None, "responses": None, "messages": "`top_k` (not with thinking on)",
-        "gemini": "`generationConfig.topK`"},
+        "gemini": "`generationConfig.topK`",
+        "bedrock": "`additionalModelRequestFields.top_k` (Anthropic models; refused for others)"},
     "stop": {"chat": "`stop`", "responses": None, "messages": "`stop_sequences`",
-        "gemini": "`generationConfig.stopSequences`"},
+        "gemini": "`generationConfig.stopSequences`",
+        "bedrock": "`inferenceConfig.stopSequences`"},
     "reasoning": {"chat": "`reasoning_effort`",
                   "responses": "`reasoning.effort`, `reasoning.summary`",
                   "messages": "`thinking` (`budget_tokens`, `adaptive`, `disabled`), "
                               "`output_config.effort`",
         "gemini": "`generationConfig.thinkingConfig` (`thinkingLevel`, `thinkingBudget`: 0 off, "
-                  "-1 dynamic; `includeThoughts`)"},
+                  "-1 dynamic; `includeThoughts`)",
+        "bedrock": "`additionalModelRequestFields`: `thinking` (Anthropic models), "
+                   "`reasoning_effort` (OpenAI models), `reasoning_config` (Amazon Nova, read); "
+                   "`outputConfig.effort` (read)"},
     "output": {"chat": "`response_format`", "responses": "`text.format`",
                "messages": "`output_config.format` (json_schema only)",
         "gemini": "`generationConfig.responseMimeType` + `responseJsonSchema` "
-                  "(`responseSchema` is read)"},
+                  "(`responseSchema` is read)",
+        "bedrock": "`outputConfig.textFormat` (json_schema, the schema as JSON text)"},
     "verbosity": {"chat": "`verbosity`", "responses": "`text.verbosity`", "messages": None,
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
     "stream": {"chat": "`stream`", "responses": "`stream`", "messages": "`stream`",
-        "gemini": "URL `:streamGenerateContent?alt=sse` (`convert_request(stream=...)`)"},
+        "gemini": "URL `:streamGenerateContent?alt=sse` (`convert_request(stream=...)`)",
+        "bedrock": "URL `/converse-stream` (`convert_request(stream=...)`)"},
     "include_usage": {"chat": "`stream_options.include_usage`", "responses": "(always)",
                       "messages": "(always)",
-        "gemini": "(always)"},
+        "gemini": "(always)",
+        "bedrock": "(always)"},
     "metadata": {"chat": "`metadata`", "responses": "`metadata`", "messages": None,
-        "gemini": None},
+        "gemini": None,
+        "bedrock": "`requestMetadata`"},
     "user": {"chat": "`user`", "responses": "`user`", "messages": "`metadata.user_id`",
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
     "n": {"chat": "`n`", "responses": None, "messages": None,
-        "gemini": "`generationConfig.candidateCount`"},
+        "gemini": "`generationConfig.candidateCount`",
+        "bedrock": None},
     "seed": {"chat": "`seed`", "responses": None, "messages": None,
-        "gemini": "`generationConfig.seed`"},
+        "gemini": "`generationConfig.seed`",
+        "bedrock": None},
     "logprobs": {"chat": "`logprobs`", "responses": "`include: [message.output_text.logprobs]`",
                  "messages": None,
-        "gemini": "`generationConfig.responseLogprobs`"},
+        "gemini": "`generationConfig.responseLogprobs`",
+        "bedrock": None},
     "top_logprobs": {"chat": "`top_logprobs`", "responses": "`top_logprobs`", "messages": None,
-        "gemini": "`generationConfig.logprobs`"},
+        "gemini": "`generationConfig.logprobs`",
+        "bedrock": None},
     "store": {"chat": "`store`", "responses": "`store` (false when the source is stateless)",
               "messages": None,
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
     "previous_response_id": {"chat": None, "responses": "`previous_response_id`",
                              "messages": None,
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
     "openai": {"chat": "`prompt_cache_key`, `safety_identifier`, `prompt_cache_retention`",
                "responses": "`prompt_cache_key`, `safety_identifier`, "
                             "`prompt_cache_retention`", "messages": None,
-        "gemini": None},
+        "gemini": None,
+        "bedrock": None},
 }
 """Each `Request` field and where each format keeps it; None: the format has no place for it,
 so a request setting it is refused there (dropped and reported when lenient). `n` of 1 and
@@ -722,6 +770,10 @@ UNCARRIED: dict[tuple[str, RequestFormat], str] = {
     ("metadata", "messages"): "messages metadata holds only user_id",
     ("top_k", "chat"): "OpenAI has no top-k sampling",
     ("top_k", "responses"): "OpenAI has no top-k sampling",
+    ("n", "bedrock"): "bedrock gives one answer",
+    ("store", "bedrock"): "bedrock stores nothing",
+    ("seed", "bedrock"): "Converse has no seed",
+    ("parallel_tool_calls", "bedrock"): "Bedrock cannot be kept to one call a turn",
 }
 """Why a target has no place for a field (`REQUEST_FIELDS`' None), where the field's name does
 not say it all: the detail of its refusal (`refuse_uncarried`)."""
@@ -764,50 +816,63 @@ def _is_set(value: Any) -> bool:
 CONTENT: dict[str, dict[RequestFormat, str | None]] = {
     "Text": {"chat": "string content or `text` part", "responses": "`input_text` part "
              "(assistant: a message item with string content)", "messages": "`text` block",
-        "gemini": "`text` part"},
+        "gemini": "`text` part",
+        "bedrock": "`text` block"},
     "Cache": {"chat": "`prompt_cache_breakpoint` of a part",
               "responses": "`prompt_cache_breakpoint` of a part",
               "messages": "`cache_control` of a block or tool",
-        "gemini": None},
+        "gemini": None,
+        "bedrock": "`cachePoint` block after it (`ttl` 5m or 1h)"},
     "Image": {"chat": "`image_url` part (base64 as a data URL)",
               "responses": "`input_image` part (base64 as a data URL)",
               "messages": "`image` block (`base64` or `url` source; no `detail`)",
-        "gemini": "`inlineData` part (base64), `fileData` part (URL)"},
+        "gemini": "`inlineData` part (base64), `fileData` part (URL)",
+        "bedrock": "`image` block (png, jpeg, gif, webp as base64 `bytes`; an `s3://` URL as "
+                   "`s3Location`; no https URL)"},
     "Document": {"chat": "`file` part, base64 PDF only (`filename`)",
                  "responses": "`input_file` part, PDF by data or URL (`filename`)",
                  "messages": "`document` block (PDF base64 or URL, plain text; `title`)",
-        "gemini": "`inlineData` / `fileData` part, `application/pdf` (no title)"},
+        "gemini": "`inlineData` / `fileData` part, `application/pdf` (no title)",
+        "bedrock": "`document` block (PDF `bytes`, plain text `source.text`; `name` required: "
+                      "the title made valid, or `document-N`)"},
     "ToolCall": {"chat": "assistant `tool_calls[]`", "responses": "`function_call` item",
                  "messages": "`tool_use` block",
-        "gemini": "`functionCall` part (no id: results are matched by name and order)"},
+        "gemini": "`functionCall` part (no id: results are matched by name and order)",
+        "bedrock": "`toolUse` block"},
     "ToolResult": {"chat": "`tool` message (text only: images and documents move to a user "
                            "message after the tool messages; no `is_error`)",
                    "responses": "`function_call_output` item (string or parts; no "
                                 "`is_error`)",
                    "messages": "`tool_result` block (`is_error`)",
         "gemini": "`functionResponse` part (`response`: `{output}`, `{error}` or the JSON "
-                  "object; images in `parts`)"},
+                  "object; images in `parts`)",
+        "bedrock": "`toolResult` block (`status: error`; text, `json`, image, document)"},
     "Refusal": {"chat": "assistant `refusal`", "responses": "assistant text (reported)",
                 "messages": "text (reported)",
-        "gemini": "text (reported)"},
+        "gemini": "text (reported)",
+        "bedrock": "text (reported)"},
     "Opaque (reasoning)": {"chat": None, "responses": "`reasoning` item, as sent",
                            "messages": "`thinking` / `redacted_thinking` block, as sent",
-        "gemini": "`thought` part, `thoughtSignature` (back on the part it was on)"},
+        "gemini": "`thought` part, `thoughtSignature` (back on the part it was on)",
+        "bedrock": "`reasoningContent` block, as sent"},
     "FunctionTool": {"chat": "`{type: function, function: {name, description, parameters, "
                              "strict}}`",
                      "responses": "`{type: function, name, description, parameters, strict}`",
                      "messages": "`{name, description, input_schema, strict}`",
         "gemini": "`functionDeclarations[]`: `{name, description, parametersJsonSchema}` "
-                  "(`parameters` is read)"},
+                  "(`parameters` is read)",
+        "bedrock": "`{toolSpec: {name, description, inputSchema: {json}, strict}}`"},
     "WebSearch": {"chat": "`web_search_options` (context size, location)",
                   "responses": "`{type: web_search}` (allowed domains, context size, "
                                "location)",
                   "messages": "`web_search_20250305` (allowed/blocked domains, max uses, "
                               "location)",
-        "gemini": "`googleSearch` (blocked domains as `excludeDomains`)"},
+        "gemini": "`googleSearch` (blocked domains as `excludeDomains`)",
+        "bedrock": None},
     "Opaque (other)": {"chat": "its own format only", "responses": "its own format only",
                        "messages": "its own format only",
-        "gemini": "its own format only"},
+        "gemini": "its own format only",
+        "bedrock": "its own format only"},
 }
 """Each part of the neutral model and its shape in each format (None: dropped and reported)."""
 
@@ -829,6 +894,13 @@ FIELD_NAMES: dict[RequestFormat, dict[str, str]] = {
                "n": "generationConfig.candidateCount", "seed": "generationConfig.seed",
                "logprobs": "generationConfig.responseLogprobs",
                "top_logprobs": "generationConfig.logprobs", "tool_choice": "toolConfig"},
+    "bedrock": {"max_tokens": "inferenceConfig.maxTokens",
+                "temperature": "inferenceConfig.temperature", "top_p": "inferenceConfig.topP",
+                "stop": "inferenceConfig.stopSequences",
+                "top_k": "additionalModelRequestFields.top_k",
+                "reasoning": "additionalModelRequestFields.thinking",
+                "output": "outputConfig.textFormat", "metadata": "requestMetadata",
+                "tools": "toolConfig.tools", "tool_choice": "toolConfig.toolChoice"},
 }
 """Each format's name for a `Request` field where it differs from the attribute (error
 messages and the report name the field as the client sent it)."""
@@ -972,7 +1044,7 @@ Locate = Callable[[Mapping[str, Any], int, int], str]
 turn starting at item `index`."""
 
 _RESULT_CONTENT = {"chat": "content", "responses": "output", "messages": "content",
-                   "gemini": "functionResponse.parts"}
+                   "gemini": "functionResponse.parts", "bedrock": "toolResult.content"}
 """Where each format keeps a tool result's content (`RequestContext.inner`)."""
 
 
@@ -1307,6 +1379,11 @@ _PIECE_SHAPES: dict[str, Callable[[Mapping[str, Any]], bool]] = {
         set(p) == {"text", "thought", "thoughtSignature"} and p["thought"] is True))
         and _strings(p, {"thoughtSignature": str, "text": str, "thought": bool}),
     "chat": lambda p: len(p) == 1 and _strings(p, {"reasoning_content": str, "reasoning": str}),
+    "bedrock": lambda p: set(p) == {"reasoningContent"} and type(p["reasoningContent"]) is dict
+        and (_strings(p["reasoningContent"], {"redactedContent": str}) or (
+            set(p["reasoningContent"]) == {"reasoningText"}
+            and type(p["reasoningContent"]["reasoningText"]) is dict
+            and _strings(p["reasoningContent"]["reasoningText"], {"text": str, "signature": str}))),
 }
 """What a restored piece of each format may be (`RequestContext.restore`): the shapes
 `translate.carry` packs, and nothing else, so that even a value sealed with a leaked key can

@@ -142,6 +142,7 @@ __all__ = [
     "ToolResult",
     "WebSearch",
     "budget_for",
+    "carry_native",
     "convert_request",
     "effort_for",
     "extra_keys",
@@ -194,6 +195,22 @@ def _format_module(format: str) -> RequestCodec:
     return load()
 
 
+def carry_native(native: Mapping[str, Any], own: frozenset[str], out: dict[str, Any],
+                 ctx: RequestContext) -> None:
+    """A Bedrock client's `additionalModelRequestFields` the model does not name
+    (`Request.native`): each is a field of the model's own API, carried as the target's
+    top-level field of that name where the target has it (`OWN_FIELDS`: chat
+    `frequency_penalty`, messages `service_tier`...) and the body does not set it already;
+    else refused, or dropped and reported for a `STEERING` name."""
+    for key, value in native.items():
+        if key in own and key not in out:
+            out[key] = value
+        else:
+            ctx.refuse(f"additionalModelRequestFields.{key}",
+                       f"{ctx.target} has no field {key!r} of its own" if key not in own
+                       else "the request sets it already")
+
+
 def read_request(body: Mapping[str, Any], *, source: RequestFormat,
                  headers: Mapping[str, str] | None = None, model: str | None = None
                  ) -> Request:
@@ -244,6 +261,8 @@ def convert_request(body: Mapping[str, Any], *, source: RequestFormat, target: R
     request: Request = reader.parse_request(body, ctx, headers=headers or _EMPTY)
     out: dict[str, Any] = writer.build_request(request, ctx)
     refuse_uncarried(request, ctx)  # what the target has no place for (`REQUEST_FIELDS`)
+    if request.native and not ctx.same:
+        carry_native(request.native, writer.OWN_FIELDS, out, ctx)
     choice = request.tool_choice
     if choice is not None and choice.mode == "tool" and choice.name in ctx.dropped_tools:
         # the client forces a tool the upstream cannot run: the answer it expects is that call

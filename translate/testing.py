@@ -58,8 +58,10 @@ __all__ = [
     "translate_snapshot",
 ]
 
-CLIENT_FORMATS: tuple[Format, ...] = get_args(RequestFormat)
-"""The formats `translate_cassettes` converts each cassette to by default."""
+CLIENT_FORMATS: tuple[Format, ...] = tuple(f for f in get_args(RequestFormat) if f != "bedrock")
+"""The formats `translate_cassettes` converts each cassette to by default: the SSE client
+formats. A Bedrock answer is binary frames, which a text snapshot cannot show; pass
+`targets=("bedrock",)` to snapshot it as bytes all the same."""
 
 if TYPE_CHECKING:
     from syrupy.assertion import SnapshotAssertion

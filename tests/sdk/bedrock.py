@@ -16,6 +16,7 @@ as `redactedContent` decoded), folded the same way (`summarize_final`).
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 from collections.abc import Iterator
@@ -28,13 +29,16 @@ from botocore import session as botocore_session
 from botocore.eventstream import EventStream
 from botocore.exceptions import EventStreamError
 from botocore.parsers import EventStreamJSONParser, create_parser
+from botocore.serialize import create_serializer
+from botocore.validate import ParamValidator
 
 from translate.formats.bedrock.wire import STOP_TO_IR
 
 from . import Summary, ToolCall
 from .messages import _Bridge
 
-__all__ = ["converse", "events", "invoke_final_message", "summarize", "summarize_final"]
+__all__ = ["converse", "events", "invoke_final_message", "request_params", "summarize",
+           "summarize_final", "validate_converse"]
 
 
 @functools.cache
@@ -165,3 +169,44 @@ def invoke_final_message(client: httpx.Client) -> Any:
     with sdk.messages.stream(model="anthropic.claude-sonnet-4-5", max_tokens=1024,
                              messages=[{"role": "user", "content": "hi"}]) as stream:
         return stream.get_final_message()
+
+
+def request_params(body: dict[str, Any], model: str = "anthropic.claude-sonnet-4-5") -> Any:
+    """A Converse request body (as sent on the wire) as the parameters boto3's `converse` takes:
+    the model from the URL back in, base64 blobs (`image.source.bytes`, ...) as bytes, walked
+    along the `ConverseRequest` shape."""
+    shape = _model().operation_model("Converse").input_shape
+    return {"modelId": model, **_params(body, shape)}
+
+
+def _params(value: Any, shape: Any) -> Any:
+    kind = shape.type_name
+    if kind == "blob" and isinstance(value, str):
+        return base64.b64decode(value)
+    if kind == "structure" and isinstance(value, dict):
+        return {k: _params(v, shape.members[k]) if k in shape.members else v
+                for k, v in value.items()}
+    if kind == "list" and isinstance(value, list):
+        return [_params(v, shape.member) for v in value]
+    if kind == "map" and isinstance(value, dict):
+        return {k: _params(v, shape.value) for k, v in value.items()}
+    return value
+
+
+def validate_converse(body: dict[str, Any], *, stream: bool = False) -> None:
+    """Raise unless `body` is a Converse (or ConverseStream) request boto3 would send: botocore
+    validates its parameters against the operation's input shape (unknown keys, types, enums,
+    ranges, one member per union), then serializes them; the JSON body it writes must be
+    `body` itself, so nothing botocore would write otherwise (a blob not base64, a key
+    the shape lacks) passes."""
+    operation = _model().operation_model("ConverseStream" if stream else "Converse")
+    params = {"modelId": "anthropic.claude-sonnet-4-5",
+              **_params(body, operation.input_shape)}
+    report = ParamValidator().validate(params, operation.input_shape)
+    if report.has_errors():
+        raise ValueError(report.generate_report())
+    serializer = create_serializer(_model().metadata["protocol"])
+    wire = serializer.serialize_to_request(params, operation)
+    written = json.loads(wire["body"] or b"{}")
+    if written != body:
+        raise ValueError(f"botocore writes another body: {written!r} for {body!r}")

@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from pydantic import TypeAdapter
-from pydantic_core import SchemaValidator
+from pydantic_core import SchemaValidator, ValidationError
 
 __all__ = ["OLDER_SDK_FIELDS", "SDK_TYPES", "gemini_fields", "strict_validator",
            "validate_request"]
@@ -120,6 +120,15 @@ def validate_request(format: str, body: dict[str, Any]) -> None:
     chat's `reasoning_content` dialect field (`_without_dialect`) on its own."""
     if format == "gemini":
         _gemini_body().model_validate_json(json.dumps(body))
+        return
+    if format == "bedrock":  # botocore's own validation and serializer (tests/sdk/bedrock.py)
+        from .bedrock import validate_converse
+
+        try:
+            validate_converse(body)
+        except ValueError as exc:  # one error type for every format's validation
+            raise ValidationError.from_exception_data("bedrock", [{
+                "type": "value_error", "loc": (), "input": body, "ctx": {"error": exc}}]) from exc
         return
     older = OLDER_SDK_FIELDS.get(format, {})
     for key in older.keys() & body.keys():

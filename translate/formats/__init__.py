@@ -3,9 +3,9 @@
 Each format lives in its own folder (`chat/`, `responses/`, `messages/`, `images/`,
 `gemini/`, `bedrock/`) with the same files: `__init__.py` (its decoder and encoder classes),
 `wire.py` (mapping tables), `decode.py`, `encode.py`, `accumulate.py` (IR -> final object) and
-`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images and, for
-now, bedrock). The package's `SPEC` (a `FormatSpec`) names them all; `spec(name)`
-imports a format the first time it is asked for.
+`unfold.py` (final object -> IR) and `request.py` (request bodies, all but images). The
+package's `SPEC` (a `FormatSpec`) names them all; `spec(name)` imports a format the first time
+it is asked for.
 """
 
 from __future__ import annotations

@@ -47,6 +47,9 @@ def route_options(options: Mapping[str, Any], what: str, *takers: type[_TakesOpt
 class RequestCodec(Protocol):
     """A format's request side (`formats/<name>/request.py`), for `translate.convert_request`."""
 
+    OWN_FIELDS: frozenset[str]
+    """Its top-level fields the neutral model does not name."""
+
     def parse_request(self, body: Mapping[str, Any], ctx: RequestContext, *,
                       headers: Mapping[str, str]) -> Request: ...
 

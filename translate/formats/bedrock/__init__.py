@@ -7,14 +7,13 @@ IR events and `unfold.py` turns one into them; `wire.py` holds the mapping table
 `invoke.py` is Anthropic on Bedrock (InvokeModel with a response stream, Claude Code's Bedrock
 mode): Messages events in `chunk` frames, a thin layer over the messages format.
 
-Bedrock is in the format registry (`translate.formats.FORMATS`) for streams, final objects
-and HTTP errors (vendor `amazon`); its requests (`convert_request`, a bedrock upstream or
-client at the gateway) are not written yet.
+Bedrock is in the format registry (`translate.formats.FORMATS`) for streams, final objects,
+HTTP errors (vendor `amazon`) and Converse requests (`request.py`, for `convert_request`).
 """
 
 from __future__ import annotations
 
-from .._spec import FinalObject, FormatSpec
+from .._spec import FinalObject, FormatSpec, RequestCodec
 from .accumulate import BedrockAccumulator
 from .decode import BedrockDecoder
 from .encode import BedrockEncoder
@@ -31,5 +30,11 @@ def _final() -> FinalObject:
     return FinalObject(BedrockAccumulator, unfold, error_body)
 
 
+def _request() -> RequestCodec:
+    from . import request
+
+    return request
+
+
 SPEC = FormatSpec(name="bedrock", vendor="amazon", decoder=BedrockDecoder,
-                  encoder=BedrockEncoder, final=_final, request=None)
+                  encoder=BedrockEncoder, final=_final, request=_request)

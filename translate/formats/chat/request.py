@@ -47,7 +47,7 @@ from .._openai_request import (
 )
 from .._sdk_fields import SDK_FIELDS
 
-__all__ = ["FIELDS", "build_request", "parse_request", "part_path"]
+__all__ = ["FIELDS", "OWN_FIELDS", "build_request", "parse_request", "part_path"]
 
 _MODELLED = frozenset({
     "messages", "model", "logprobs", "max_completion_tokens", "max_tokens", "metadata", "n",
@@ -59,6 +59,11 @@ FIELDS: frozenset[str] = SDK_FIELDS["chat"] | _MODELLED
 """Every top-level field of `CompletionCreateParams` in the SDK releases `SDK_FIELDS` was read
 from, and `stream` (the SDK declares it on the subclasses). The ones not modelled (`audio`,
 `functions`, `logit_bias`...) are kept for a chat target and refused for another."""
+
+OWN_FIELDS: frozenset[str] = FIELDS - _MODELLED
+"""Top-level fields the neutral model does not name: kept for this format, refused or reported
+for another; a Bedrock client's `additionalModelRequestFields` of these names is carried as
+them (`Request.native`)."""
 
 _ASSISTANT_KEYS = frozenset({"role", "content", "refusal", "tool_calls"})
 _SHARED = ("prompt_cache_key", "safety_identifier", "prompt_cache_retention")

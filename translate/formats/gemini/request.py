@@ -64,8 +64,15 @@ from ...neutral import (
 )
 from .._sdk_fields import SDK_FIELDS
 
-__all__ = ["FIELDS", "PLACEHOLDERS", "SKIP_SIGNATURE", "build_request", "parse_request",
-           "part_path"]
+__all__ = [
+    "FIELDS",
+    "OWN_FIELDS",
+    "PLACEHOLDERS",
+    "SKIP_SIGNATURE",
+    "build_request",
+    "parse_request",
+    "part_path",
+]
 
 FIELDS: frozenset[str] = frozenset({
     "contents", "systemInstruction", "tools", "toolConfig", "generationConfig",
@@ -76,6 +83,11 @@ FIELDS: frozenset[str] = frozenset({
 
 _MODELLED = frozenset({"contents", "systemInstruction", "tools", "toolConfig",
                        "generationConfig"})
+
+OWN_FIELDS: frozenset[str] = FIELDS - _MODELLED
+"""Top-level fields the neutral model does not name: kept for this format, refused or reported
+for another; a Bedrock client's `additionalModelRequestFields` of these names is carried as
+them (`Request.native`)."""
 
 _CONFIG_MODELLED = frozenset({
     "maxOutputTokens", "temperature", "topP", "topK", "stopSequences", "candidateCount", "seed",

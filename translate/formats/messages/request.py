@@ -48,8 +48,19 @@ from ...neutral import (
 )
 from .._sdk_fields import SDK_FIELDS
 
-__all__ = ["AGENT_FIELDS", "EMPTY_SCHEMA", "FIELDS", "WEB_SEARCH_TYPE", "build_request",
-           "parse_request", "part_path"]
+__all__ = [
+    "AGENT_FIELDS",
+    "EMPTY_SCHEMA",
+    "FIELDS",
+    "OWN_FIELDS",
+    "WEB_SEARCH_TYPE",
+    "build_request",
+    "parse_request",
+    "parse_thinking",
+    "part_path",
+    "write_sampling",
+    "write_thinking",
+]
 
 _MODELLED = frozenset({"model", "max_tokens", "messages", "system", "stop_sequences", "stream",
                        "metadata", "thinking", "tool_choice", "tools", "output_config",
@@ -59,6 +70,11 @@ FIELDS: frozenset[str] = SDK_FIELDS["messages"] | _MODELLED
 from (anthropic 1.0 dropped the sampling fields the API still takes), and `stream`. The ones
 not modelled (`container`, `service_tier`...) are kept for a messages target and refused for
 another."""
+
+OWN_FIELDS: frozenset[str] = FIELDS - _MODELLED
+"""Top-level fields the neutral model does not name: kept for this format, refused or reported
+for another; a Bedrock client's `additionalModelRequestFields` of these names is carried as
+them (`Request.native`)."""
 
 AGENT_FIELDS: frozenset[str] = frozenset({"context_management"})
 """Fields of the beta `MessageCreateParams` that Claude Code sends (with `anthropic-beta:
@@ -331,7 +347,7 @@ def parse_request(body: Mapping[str, Any], ctx: RequestContext, *,
                 ctx.unknown(f"metadata.{key}")
     choice, parallel = _parse_choice(body.get("tool_choice"), ctx)
     output_config = ctx.object("output_config", body.get("output_config"))
-    reasoning = _parse_thinking(body.get("thinking"), ctx.scalar(
+    reasoning = parse_thinking(body.get("thinking"), ctx.scalar(
         "output_config.effort", output_config.get("effort"), str), ctx)
     output = None
     fmt = output_config.get("format")
@@ -384,22 +400,25 @@ def _parse_choice(choice: Any, ctx: RequestContext) -> tuple[ToolChoice | None, 
     return ToolChoice(mode=mode, name=choice.get("name")), parallel  # type: ignore[arg-type]
 
 
-def _parse_thinking(thinking: Any, effort: Any, ctx: RequestContext) -> Reasoning | None:
+def parse_thinking(thinking: Any, effort: Any, ctx: RequestContext,
+                   path: str = "thinking") -> Reasoning | None:
+    """Anthropic's `thinking` object (at `path`: Bedrock's Anthropic models take it in
+    `additionalModelRequestFields`) and `output_config.effort`, as a `Reasoning`."""
     if thinking is None:
         return Reasoning(mode=None, effort=effort) if effort is not None else None
     if not isinstance(thinking, dict):
-        ctx.invalid("thinking", "an object", thinking)
+        ctx.invalid(path, "an object", thinking)
     kind = thinking.get("type")
-    display = ctx.scalar("thinking.display", thinking.get("display"), str)
+    display = ctx.scalar(f"{path}.display", thinking.get("display"), str)
     if kind == "enabled":
         return Reasoning(mode="enabled", budget_tokens=ctx.scalar(
-                             "thinking.budget_tokens", thinking.get("budget_tokens"), int),
+                             f"{path}.budget_tokens", thinking.get("budget_tokens"), int),
                          effort=effort, display=display)
     if kind == "adaptive":
         return Reasoning(mode="adaptive", effort=effort, display=display)
     if kind == "disabled":
         return Reasoning(mode="disabled", effort=effort)
-    ctx.refuse("thinking.type", f"thinking type {kind!r}")
+    ctx.refuse(f"{path}.type", f"thinking type {kind!r}")
     return None
 
 
@@ -647,7 +666,7 @@ _WITH_THINKING: dict[str, tuple[float, float] | None] = {
 temperature only 1, top_p from 0.95 to 1, no top_k); None: none."""
 
 
-def _write_sampling(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
+def write_sampling(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
     """`temperature`, `top_p` and `top_k`, except a value Anthropic refuses while thinking is
     on: that one is dropped and reported (a sampling knob, `STEERING`), so the request that
     asked for thinking keeps it. A messages client's own values are its business."""
@@ -664,7 +683,7 @@ def _write_sampling(req: Request, ctx: RequestContext, body: dict[str, Any]) -> 
         body[attr] = int(value) if attr == "top_k" else value
 
 
-def _write_thinking(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
+def write_thinking(req: Request, ctx: RequestContext, body: dict[str, Any]) -> None:
     r = req.reasoning
     if r is None:
         return
@@ -735,9 +754,9 @@ def build_request(req: Request, ctx: RequestContext) -> dict[str, Any]:
         body["tool_choice"] = choice
     if req.stop is not None:
         body["stop_sequences"] = list(req.stop)
-    _write_thinking(req, ctx, body)
+    write_thinking(req, ctx, body)
     _thinking_fits_history(body, ctx)
-    _write_sampling(req, ctx, body)
+    write_sampling(req, ctx, body)
     out_format = req.output
     if out_format is not None and out_format.type != "text":
         if out_format.type == "json_object":

@@ -56,9 +56,19 @@ from .._openai_request import (
 )
 from .._sdk_fields import SDK_FIELDS
 
-__all__ = ["AGENT_FIELDS", "CUSTOM_SCHEMA", "ENCRYPTED_INCLUDE", "FIELDS", "LOCAL_SHELL",
-           "LOCAL_SHELL_SCHEMA", "LOGPROBS_INCLUDE", "build_request", "parse_request",
-           "part_path"]
+__all__ = [
+    "AGENT_FIELDS",
+    "CUSTOM_SCHEMA",
+    "ENCRYPTED_INCLUDE",
+    "FIELDS",
+    "LOCAL_SHELL",
+    "LOCAL_SHELL_SCHEMA",
+    "LOGPROBS_INCLUDE",
+    "OWN_FIELDS",
+    "build_request",
+    "parse_request",
+    "part_path",
+]
 
 _MODELLED = frozenset({
     "input", "instructions", "max_output_tokens", "metadata", "model", "parallel_tool_calls",
@@ -69,6 +79,11 @@ FIELDS: frozenset[str] = SDK_FIELDS["responses"] | _MODELLED
 """Every top-level field of `ResponseCreateParams` in the SDK releases `SDK_FIELDS` was read
 from, and `stream`. The ones not modelled (`background`, `conversation`, `truncation`...) are
 kept for a responses target and refused for another."""
+
+OWN_FIELDS: frozenset[str] = FIELDS - _MODELLED
+"""Top-level fields the neutral model does not name: kept for this format, refused or reported
+for another; a Bedrock client's `additionalModelRequestFields` of these names is carried as
+them (`Request.native`)."""
 
 AGENT_FIELDS: frozenset[str] = frozenset({"client_metadata"})
 """Fields Codex CLI sends that no SDK release's `ResponseCreateParams` defines: kept for a
