@@ -30,6 +30,12 @@ input, hostile values, truncation, fuzzing) cut, damage and read streams as SSE.
 binary event stream has its own: tests/test_eventstream.py (every byte flipped, every cut,
 oversized frames) and tests/test_bedrock.py (its decoder and encoder, against boto3)."""
 
+GATEWAY_SSE_FORMATS: tuple[str, ...] = ("chat", "responses", "messages", "gemini")
+"""The gateway's client and upstream formats that speak SSE: the big gateway matrices
+(tests/test_gateway.py, test_gateway_agent.py) drive their clients with the openai,
+anthropic and google-genai SDKs over these. Bedrock (boto3's SigV4 and event stream, a
+SigV4-checking fake upstream) crosses each of them in tests/test_gateway_converse.py."""
+
 
 def recordings(format: str) -> list[Path]:
     """The real recordings of one format in ../shared/fixtures (empty where absent)."""

@@ -75,6 +75,8 @@ class Served:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""
+    """The body's bytes as they came (what a signature covers)."""
     sent: int = 0
     completed: threading.Event = field(default_factory=threading.Event)
     peer_closed: threading.Event = field(default_factory=threading.Event)
@@ -139,7 +141,7 @@ class FakeUpstream:
                         headers[name.strip().lower()] = value.strip()
                 raw = await reader.readexactly(int(headers.get("content-length", "0")))
                 served = Served(method=method, path=path, headers=headers,
-                                body=json.loads(raw) if raw else None)
+                                body=json.loads(raw) if raw else None, raw=raw)
                 self.served.append(served)
                 try:
                     script = self.handler(served) if self.handler else self.script

@@ -37,6 +37,7 @@ from google.genai import errors as genai_errors  # noqa: E402
 from google.genai import types as genai_types  # noqa: E402
 
 import translate  # noqa: E402
+from tests.conftest import GATEWAY_SSE_FORMATS as CLIENT_FORMATS  # noqa: E402
 from tests.conftest import OWN_FIXTURES  # noqa: E402
 from tests.gateway_support import (  # noqa: E402
     FakeUpstream,
@@ -47,7 +48,7 @@ from tests.gateway_support import (  # noqa: E402
 )
 from tests.sdk import Summary  # noqa: E402
 from tests.sdk.gemini import fold  # noqa: E402
-from translate.gateway import CLIENT_FORMATS, Settings  # noqa: E402
+from translate.gateway import Settings  # noqa: E402
 from translate.gateway.relay import BLANK_KEEPALIVE  # noqa: E402
 from translate.packed import is_packed, unpack  # noqa: E402
 

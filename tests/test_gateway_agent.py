@@ -29,6 +29,7 @@ import base64  # noqa: E402
 from google.genai import types as genai_types  # noqa: E402
 
 import translate  # noqa: E402
+from tests.conftest import GATEWAY_SSE_FORMATS as CLIENT_FORMATS  # noqa: E402
 from tests.conftest import encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
 from tests.sdk.requests import validate_request  # noqa: E402
@@ -44,7 +45,6 @@ from translate.events import (  # noqa: E402
     ToolArgsDelta,
     Usage,
 )
-from translate.gateway import CLIENT_FORMATS  # noqa: E402
 
 PNG = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAAB"
        "JRU5ErkJggg==")

@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("uvicorn")
 httpx = pytest.importorskip("httpx")
 
-from tests.conftest import encode_events  # noqa: E402
+from tests.conftest import GATEWAY_SSE_FORMATS, encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
 from tests.sdk.requests import validate_request  # noqa: E402
 from tests.test_agent_requests import AGENTS, FORMATS, RECORDS, translate  # noqa: E402
@@ -31,7 +31,6 @@ from translate.events import (  # noqa: E402
     Usage,
 )
 from translate.gateway import DROPPED_HEADER  # noqa: E402
-from translate.gateway.settings import CLIENT_FORMATS as UPSTREAM_FORMATS  # noqa: E402
 from translate.request import convert_request  # noqa: E402
 
 LAST = {name: record for name, _, record in RECORDS}  # each agent's tool-result turn
@@ -62,7 +61,7 @@ def post(url: str, record: dict[str, Any]) -> httpx.Response:
 
 
 @pytest.mark.skipif(not RECORDS, reason="../shared/agent-requests is absent")
-@pytest.mark.parametrize("upstream", [f for f in FORMATS if f in UPSTREAM_FORMATS])
+@pytest.mark.parametrize("upstream", [f for f in FORMATS if f in GATEWAY_SSE_FORMATS])
 def test_each_agent_is_served_and_told_what_was_dropped(upstream: str) -> None:
     with FakeUpstream(lambda served: checked(upstream, served)) as fake, \
             gateway_for(fake, upstream) as url:

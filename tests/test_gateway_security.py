@@ -189,6 +189,7 @@ SAMPLES: dict[str, tuple[str, Any]] = {
     "--config": ("/etc/gateway.toml", "/etc/gateway.toml"),
     "--workers": ("4", 4),
     "--upstream-api-key": ("uk", "uk"),
+    "--aws-region": ("eu-west-1", "eu-west-1"),
     "--upstream-header": ("X-Title=app,HTTP-Referer=https://a.example",
                           ["X-Title=app", "HTTP-Referer=https://a.example"]),
     "--pass-client-key": ("1", True),

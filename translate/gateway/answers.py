@@ -45,12 +45,13 @@ def stream(chunks: Any, source: RequestFormat, target: RequestFormat, headers: d
     clean-looking end. The record is written when the stream ends (`on_done` first), and the
     cassette of a `recording` with it. With `framing` (a Bedrock InvokeModel client) the
     messages stream goes out in event-stream frames, without keep-alives (the frames have no
-    comment)."""
+    comment); so does a Bedrock Converse client's stream."""
     losses = LossReport()
     converter = Converter(source, target, on_error="emit", report=losses, **options)
     converted: AsyncIterator[bytes] = converter.astream(chunks)
     if framing is not None:
         converted = _framed(converted, framing)
+    if framing is not None or target == "bedrock":  # event-stream frames have no comment
         headers = {**headers, "content-type": InvokeFraming.CONTENT_TYPE}
         keepalive = None
 

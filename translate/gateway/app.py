@@ -54,10 +54,11 @@ from ..events import ErrorKind
 from ..formats.bedrock.invoke import InvokeFraming
 from ..http_errors import HTTPError, error_for, request_id_headers
 from ..packed import PREFIX
-from ..request import RequestConversion, RequestFormat, convert_request
+from ..request import URL_FIELDS, RequestConversion, RequestFormat, convert_request
 from .access import Access
 from .answers import final_object, model_list, models_client, read_final, stream
 from .auth import client_key, client_name, upstream_headers
+from .aws import is_signed, key_name, verify
 from .cassettes import Cassettes, Recording
 from .drain import Drain
 from .guard import refusal
@@ -115,6 +116,8 @@ ENDPOINTS: tuple[Endpoint, ...] = (
     *(Endpoint(f"/model/{{invoke_model:path}}/{method}", ("POST",), "messages", "relay",
                f"/model/{{model}}/{method}", invoke=True)
       for method in ("invoke", "invoke-with-response-stream")),
+    *(Endpoint(f"/model/{{converse_model:path}}/{method}", ("POST",), "bedrock", "relay",
+               f"/model/{{model}}/{method}") for method in ("converse", "converse-stream")),
     Endpoint("/v1/messages/count_tokens", ("POST",), "messages", "count_tokens",
              "/v1/messages/count_tokens"),
     Endpoint("/v1/models", ("GET",), None, "models", "/v1/models"),
@@ -129,9 +132,10 @@ class Call:
 
     body: dict[str, Any]
     model: str | None
-    """The client's model: the body's, or a Gemini client's URL's."""
+    """The client's model: the body's, or a Gemini or Bedrock client's URL's."""
     url_stream: bool | None
-    """A Gemini client's choice to stream, from its URL (None for the others: in the body)."""
+    """A Gemini or Bedrock client's choice to stream, from its URL (None for the others: in
+    the body)."""
     packed: bool = False
     """The body holds what looks like packed reasoning (`translate.packed.PREFIX`): even to an
     upstream of the client's own format it goes through request conversion, which restores
@@ -237,8 +241,13 @@ class Gateway:
             raise refuse(client, kind, message, status=status, what=what)
 
     def identify(self, request: Request, client: RequestFormat) -> str | None:
-        """The name of the client key presented (None: the gateway asks for none)."""
-        name = client_name(self.settings, request.headers, request.query_params)
+        """The name of the client key presented (None: the gateway asks for none). A SigV4
+        request names its key as the access key id; its signature, which covers the body, is
+        checked with the body (`read`)."""
+        if is_signed(request.headers) and self.settings.auth_required:
+            name = key_name(self.settings, request.headers)
+        else:
+            name = client_name(self.settings, request.headers, request.query_params)
         if name is None:
             raise refuse(client, "authentication", "invalid or missing API key for this "
                          "gateway", what="auth")
@@ -252,14 +261,21 @@ class Gateway:
         return await self.hops(request, client, call, self.plan(call, client, access), access)
 
     async def read(self, request: Request, client: RequestFormat) -> Call:
-        """The client's JSON body, and a Gemini client's model and method (in its URL); an
-        InvokeModel client's body as the Messages body it stands for (`_invoke_call`)."""
-        url_model, url_stream = _gemini_call(request) if client == "gemini" else (None, None)
-        body, packed = await _read_json(request, client, self.settings.max_body_bytes)
+        """The client's JSON body (a SigV4 signature checked over it), and a Gemini or Bedrock
+        client's model and method (in its URL); an InvokeModel client's body as the Messages
+        body it stands for (`_invoke_call`)."""
+        url_model, url_stream = _url_call(request, client)
+        body, raw = await _read_json(request, client, self.settings.max_body_bytes)
+        if is_signed(request.headers) and self.settings.auth_required and not verify(
+                self.settings, request.method, _signed_url(request), request.headers, raw):
+            raise refuse(client, "authentication", "the request's signature does not match "
+                         "(SigV4: the access key id is a client key's name, the secret the "
+                         "key)", what="auth")
+        packed = _PACKED in raw
         if "invoke_model" in request.path_params:
             body, headers = _invoke_call(request, body)
             return Call(body, body["model"], None, packed, invoke=True, headers=headers)
-        model = url_model if client == "gemini" else body.get("model")
+        model = url_model if client in URL_FIELDS else body.get("model")
         return Call(body, model if isinstance(model, str) else None, url_stream, packed)
 
     def plan(self, call: Call, client: RequestFormat, access: Access
@@ -269,7 +285,7 @@ class Gateway:
         hops = self.cassettes.plan(client, call.body, call.model) or \
             self.settings.plan(call.model)
         if not hops:
-            raw = call.model if client == "gemini" else call.body.get("model")
+            raw = call.model if client in URL_FIELDS else call.body.get("model")
             raise refuse(client, "not_found", f"no route for model {raw!r} on this gateway",
                          what="model")
         access.model = call.model
@@ -322,9 +338,9 @@ class Gateway:
             access.count_losses(conversion.report.entries)  # the request's, so far
             access.dropped = _dropped_names(access.losses)
         try:
-            if upstream.format == "gemini" and not up_model:
-                raise refuse(client, "invalid_request", "a gemini upstream needs a model: "
-                             "the request names none")
+            if upstream.format in URL_FIELDS and not up_model:
+                raise refuse(client, "invalid_request", f"a {upstream.format} upstream needs "
+                             "a model: the request names none")
             response = await self.upstreams.send(client, self.upstreams.request(
                 upstream, "POST", upstream.endpoint(up_model, streaming), json=body,
                 headers=upstream_headers(upstream, request.headers, extra={
@@ -355,7 +371,7 @@ class Gateway:
         """The upstream's request body, whether it streams, the conversion (None between equal
         formats) and the model for a gemini upstream's URL."""
         body = call.body
-        if client != "gemini" and up_model is not None:
+        if client not in URL_FIELDS and up_model is not None:
             body = {**body, "model": up_model}
         if client == upstream.format and not call.packed:
             streaming = call.url_stream if call.url_stream is not None else \
@@ -368,7 +384,7 @@ class Gateway:
                 strict=settings.strict, headers={**{
                     k: v for k, v in request.headers.items()
                     if k in ("anthropic-version", "anthropic-beta")}, **call.headers},
-                model=up_model if client == "gemini" else None, stream=call.url_stream,
+                model=up_model if client in URL_FIELDS else None, stream=call.url_stream,
                 reasoning_key=settings.reasoning_key)
         except RequestError as exc:
             log.info("request %s -> %s refused at %s: %s", client, upstream.format,
@@ -421,7 +437,7 @@ class Gateway:
             raise refuse("messages", "not_found", "count_tokens is not available: the "
                          f"upstream speaks {default.format}, which has no token counting "
                          "endpoint")
-        body, _ = await _read_json(request, "messages", self.settings.max_body_bytes)
+        body = (await _read_json(request, "messages", self.settings.max_body_bytes))[0]
         if isinstance(body.get("model"), str):
             body = {**body, "model": self.settings.upstream_model(body["model"])}
         raw = await self.upstreams.fetch(
@@ -432,6 +448,9 @@ class Gateway:
     async def models(self, request: Request, client: RequestFormat, access: Access
                      ) -> Response:
         default, settings = self.settings.default, self.settings
+        if default.format == "bedrock":
+            raise refuse(client, "not_found", "the model list is not available: the upstream "
+                         "is Bedrock's runtime, which has none")
         raw = await self.upstreams.fetch(
             client, default, "GET", default.base_url + "/models", headers=upstream_headers(
                 default, request.headers, json=False, query=request.query_params))
@@ -504,10 +523,10 @@ def _no_constants(name: str) -> NoReturn:
 
 
 async def _read_json(request: Request, target: RequestFormat, limit: int
-                     ) -> tuple[dict[str, Any], bool]:
+                     ) -> tuple[dict[str, Any], bytes]:
     """The client's JSON object: at most `limit` bytes (else 413), strict JSON (no NaN or
-    Infinity, which no API accepts and httpx cannot send), nesting Python can parse; and
-    whether it holds what looks like packed reasoning (a byte search, `Call.packed`)."""
+    Infinity, which no API accepts and httpx cannot send), nesting Python can parse; and the
+    raw bytes (a SigV4 signature's, and the search for packed reasoning, `Call.packed`)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
         raise _too_large(target, limit)
@@ -525,11 +544,30 @@ async def _read_json(request: Request, target: RequestFormat, limit: int
         raise refuse(target, "invalid_request", "the request body is not valid JSON") from None
     if not isinstance(body, dict):
         raise refuse(target, "invalid_request", "the request body must be a JSON object")
-    return body, _PACKED in raw
+    return body, raw
 
 
 _PACKED = f'"{PREFIX}'.encode()
 """How a packed reasoning value starts in JSON text (a string beginning with `PREFIX`)."""
+
+
+def _url_call(request: Request, client: RequestFormat) -> tuple[str | None, bool | None]:
+    """The model and the choice to stream of a client that has them in its URL."""
+    if client == "gemini":
+        return _gemini_call(request)
+    if "converse_model" in request.path_params:
+        return (request.path_params["converse_model"],
+                request.url.path.endswith("/converse-stream"))
+    return None, None
+
+
+def _signed_url(request: Request) -> str:
+    """The URL a SigV4 client signed: its path as sent (still percent-encoded: a model id's
+    `:` is `%3A`), its query and the host it addressed."""
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    query = request.scope.get("query_string") or b""
+    url = f"{request.url.scheme}://{request.headers.get('host', '')}{raw.decode('latin-1')}"
+    return url + (f"?{query.decode('latin-1')}" if query else "")
 
 
 def _gemini_call(request: Request) -> tuple[str, bool]:

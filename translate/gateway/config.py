@@ -25,7 +25,8 @@
     upstream = "anthropic"
 
 Upstream keys: `url`, `format` (required); `key_env`, `pass_client_key`, `timeout`,
-`connect_timeout`, `first_byte_timeout`, `headers`, `anthropic_version`. An upstream's timeouts
+`connect_timeout`, `first_byte_timeout`, `headers`, `anthropic_version`, `region` (a bedrock
+upstream's, for SigV4; default: the one in its URL). An upstream's timeouts
 default to the flags'. Route keys: `model` (a glob), `upstream` (required); `upstream_model`
 (default: the client's model), `fallbacks` (upstream names, or tables with `upstream` and
 `upstream_model`). A key is never written in the file: `key_env` names the variable that holds
@@ -70,7 +71,7 @@ class Config:
 _TOP = {"upstreams", "routes", "retry_wait_limit"}
 _UPSTREAM: dict[str, type] = {"url": str, "format": str, "key_env": str, "pass_client_key": bool,
              "timeout": float, "connect_timeout": float, "first_byte_timeout": float,
-             "headers": dict, "anthropic_version": str}
+             "headers": dict, "anthropic_version": str, "region": str}
 _ROUTE: dict[str, type] = {"model": str, "upstream": str, "upstream_model": str, "fallbacks": list}
 _HOP: dict[str, type] = {"upstream": str, "upstream_model": str}
 
@@ -129,7 +130,8 @@ def load_config(path: str | Path, env: Mapping[str, str], *, timeout: float = 60
                 table.get("anthropic_version", "2023-06-01"),
                 float(table.get("timeout", timeout)),
                 float(table.get("connect_timeout", connect_timeout)),
-                _float(table.get("first_byte_timeout")), dict(headers)))
+                _float(table.get("first_byte_timeout")), dict(headers),
+                table.get("region")))
         except ValueError as exc:
             raise fail(where, "url", f"upstream {name!r}: {exc}") from None
     if unset:

@@ -69,7 +69,8 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
                    "state, /metrics adds them up) (1)")
     p.add_argument("--upstream-url", default=default("upstream-url"), metavar="URL",
                    help="the upstream's base URL including /v1 (e.g. https://api.openai.com/v1); "
-                   "for gemini https://generativelanguage.googleapis.com (/v1beta is added)")
+                   "for gemini https://generativelanguage.googleapis.com (/v1beta is added); "
+                   "for bedrock https://bedrock-runtime.REGION.amazonaws.com")
     p.add_argument("--upstream-format", default=default("upstream-format"),
                    type=_one_of(CLIENT_FORMATS), metavar="{" + ",".join(CLIENT_FORMATS) + "}",
                    help="what the upstream speaks")
@@ -78,6 +79,9 @@ def parser(env: Mapping[str, str] = os.environ) -> argparse.ArgumentParser:
     p.add_argument("--upstream-header", action="append", default=listed("upstream-header"),
                    metavar="NAME=VALUE", help="send this header to the upstream with every "
                    "request (repeatable), e.g. OpenRouter's HTTP-Referer or an organisation")
+    p.add_argument("--aws-region", default=default("aws-region"), metavar="REGION",
+                   help="a bedrock upstream's region, for SigV4 (default: the one in its URL, "
+                   "https://bedrock-runtime.REGION.amazonaws.com)")
     p.add_argument("--pass-client-key", action="store_true", default=switch("pass-client-key"),
                    help="without --upstream-api-key: send the client's own key to the upstream")
     p.add_argument("--client-key", default=default("client-key"), metavar="KEY",
@@ -233,7 +237,7 @@ def settings_from_args(args: argparse.Namespace, p: argparse.ArgumentParser,
         settings = Settings(
             upstream_url=args.upstream_url, upstream_format=args.upstream_format,
             api_key=args.upstream_api_key or None, pass_client_key=args.pass_client_key,
-            model_map=tuple(pairs),
+            model_map=tuple(pairs), aws_region=args.aws_region,
             extra_headers=dict(_pairs(args.upstream_header, "--upstream-header", p)),
             **_server_settings(args, p, env))
     except ValueError as exc:

@@ -13,19 +13,20 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
+from urllib.parse import quote
 
 if TYPE_CHECKING:
     from ..request import RequestFormat
 
 __all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "REPLAY_HOST", "Hop", "Route",
-           "Settings", "Upstream", "gemini_path"]
+           "Settings", "Upstream", "converse_path", "gemini_path"]
 
 PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
 """Where each format with a fixed path lives, relative to a base URL ending in `/v1`; gemini's
 path names the model and the method (`gemini_path`)."""
 
-CLIENT_FORMATS: Final[tuple[RequestFormat, ...]] = (*PATHS, "gemini")
+CLIENT_FORMATS: Final[tuple[RequestFormat, ...]] = (*PATHS, "gemini", "bedrock")
 """The formats the gateway serves and can relay to."""
 
 REPLAY_HOST: Final = "cassette.invalid"
@@ -42,6 +43,12 @@ def gemini_path(model: str, stream: bool) -> str:
     model = model.removeprefix("models/")
     return (f"/models/{model}:streamGenerateContent?alt=sse" if stream
             else f"/models/{model}:generateContent")
+
+
+def converse_path(model: str, stream: bool) -> str:
+    """A Bedrock Converse call's path: `/model/{modelId}/converse-stream` or `/converse`, the
+    model id URL-encoded whole (an ARN's `/` and `:` too), as boto3 sends it."""
+    return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
 
 
 @dataclass(frozen=True)
@@ -63,6 +70,8 @@ class Upstream:
     """Seconds to wait for the first byte of a streamed answer when the route has a fallback
     left (None: `timeout`); past it the next upstream is tried."""
     extra_headers: Mapping[str, str] = field(default_factory=dict)
+    region: str | None = None
+    """A bedrock upstream's AWS region, for SigV4 (None: the one in its URL, `aws.region_of`)."""
 
     def __post_init__(self) -> None:
         if self.format not in CLIENT_FORMATS:
@@ -81,10 +90,12 @@ class Upstream:
         return base
 
     def endpoint(self, model: str | None, stream: bool) -> str:
-        """The URL of one call (for gemini the model and the method are in the path; a gemini
-        call without a model is refused by the caller)."""
+        """The URL of one call (for gemini and bedrock the model and the method are in the
+        path; such a call without a model is refused by the caller)."""
         if self.format == "gemini":
             return self.base_url + gemini_path(model or "", stream)
+        if self.format == "bedrock":
+            return self.base_url + converse_path(model or "", stream)
         return self.base_url + PATHS[self.format]
 
 
@@ -117,7 +128,7 @@ class Settings:
     (`https://generativelanguage.googleapis.com`, then `/v1beta` is added) or with its
     version."""
     upstream_format: RequestFormat
-    """`chat`, `responses`, `messages` or `gemini`: what the upstream speaks."""
+    """`chat`, `responses`, `messages`, `gemini` or `bedrock`: what the upstream speaks."""
     api_key: str | None = None
     """The key sent to the upstream (`Authorization: Bearer`, `x-api-key` or
     `x-goog-api-key`, as it expects)."""
@@ -166,6 +177,8 @@ class Settings:
     `x-stream-translate-dropped` header."""
     extra_headers: dict[str, str] = field(default_factory=dict)
     """Sent to the upstream with every request (e.g. an organisation header)."""
+    aws_region: str | None = None
+    """A bedrock upstream's region (None: the one in its URL)."""
     upstreams: tuple[Upstream, ...] = ()
     """Named upstreams (a config file); empty: the one the fields above describe, named after
     its format. The first is the default: `/v1/models` and `count_tokens` ask it."""
@@ -208,7 +221,8 @@ class Settings:
             object.__setattr__(self, "upstreams", (Upstream(
                 self.upstream_format, self.upstream_url, self.upstream_format, self.api_key,
                 self.pass_client_key, self.anthropic_version, self.timeout,
-                self.connect_timeout, extra_headers=self.extra_headers),))
+                self.connect_timeout, extra_headers=self.extra_headers,
+                region=self.aws_region),))
         names = [upstream.name for upstream in self.upstreams]
         if len(set(names)) != len(names):
             raise ValueError("upstream names must be distinct")

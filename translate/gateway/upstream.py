@@ -35,6 +35,7 @@ from ..formats import FORMATS, unknown_format
 from ..http_errors import convert_error, retry_after
 from ..request import RequestFormat
 from .access import Outcome
+from .aws import Signer, upstream_signer
 from .refusal import Refusal, refuse
 from .settings import Settings, Upstream
 
@@ -106,10 +107,14 @@ class Upstreams:
         self.transport = transport
         self.mounts = mounts
         self.client: httpx2.AsyncClient | None = None
+        self._signers: dict[tuple[str, str, str | None], Signer | None] = {}
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """The pooled client, open for the app's lifetime."""
+        """The pooled client, open for the app's lifetime; a bedrock upstream's AWS credentials
+        are looked for first, so that their absence stops the start, not a request."""
+        for upstream in self.settings.upstreams:
+            self.signer(upstream)
         async with open_client(self.settings, self.transport, self.mounts) as client:
             self.client = client
             try:
@@ -117,12 +122,25 @@ class Upstreams:
             finally:
                 self.client = None
 
+    def signer(self, upstream: Upstream) -> Signer | None:
+        """The SigV4 signer of a bedrock upstream without an API key (`aws.upstream_signer`),
+        made once per upstream (a reload that changes its URL or region makes a new one)."""
+        key = (upstream.name, upstream.url, upstream.region)
+        if key not in self._signers:
+            self._signers[key] = upstream_signer(upstream)
+        return self._signers[key]
+
     def request(self, upstream: Upstream, method: str, url: str, **options: Any
                 ) -> httpx2.Request:
+        """One request to `upstream`, signed when it asks for SigV4."""
         assert self.client is not None, "the app's lifespan opens the client"
-        return self.client.build_request(method, url, timeout=timeout_of(upstream,
-                                                                          self.settings),
-                                         **options)
+        request = self.client.build_request(method, url, timeout=timeout_of(upstream,
+                                                                             self.settings),
+                                            **options)
+        signer = self.signer(upstream)
+        if signer is not None:
+            signer.sign(request)
+        return request
 
     async def send(self, target: RequestFormat, request: httpx2.Request, upstream: Upstream
                    ) -> httpx2.Response:
