@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -119,6 +120,49 @@ def test_boto3_converse_stream_reaches_a_chat_upstream(
     assert sent["messages"] == [{"role": "user", "content": "Weather in Paris?"}]
 
 
+@pytest.fixture(scope="module")
+def upstream_gateways() -> Iterator[dict[str, tuple[FakeUpstream, str]]]:
+    """A gateway in front of a fake upstream of each other format, asking for alice's key."""
+    with contextlib.ExitStack() as stack:
+        out = {}
+        for fmt in ("chat", "responses", "messages", "gemini"):
+            upstream = stack.enter_context(FakeUpstream())
+            out[fmt] = upstream, stack.enter_context(gateway_for(
+                upstream, fmt, client_keys=(("alice", KEY),)))
+        yield out
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+@pytest.mark.parametrize("upstream_format", ["chat", "responses", "messages", "gemini"])
+def test_boto3_rebuilds_what_each_upstream_said(
+        upstream_gateways: dict[str, tuple[FakeUpstream, str]], upstream_format: str,
+        stream: bool) -> None:
+    """A real recording of each format, played by its fake upstream: what boto3 (botocore's
+    event-stream parser, or its rest-json parser of `converse`) rebuilds through the gateway
+    is what the recording says (its IR, read by the decoder)."""
+    from tests.sdk.bedrock import fold, summarize_final
+    from tests.test_gateway import RECORDINGS, expected, recording
+
+    upstream, url = upstream_gateways[upstream_format]
+    body = recording(upstream_format, RECORDINGS[upstream_format])
+    upstream.script = Script(body=body) if stream else Script.json(
+        collect([body], source=upstream_format))  # type: ignore[arg-type]
+    client = _boto(url)
+    if stream:
+        got = fold(list(client.converse_stream(modelId=MODEL, messages=MESSAGES,
+                                               toolConfig=TOOL_CONFIG)["stream"]))
+    else:
+        answer = client.converse(modelId=MODEL, messages=MESSAGES, toolConfig=TOOL_CONFIG)
+        answer.pop("ResponseMetadata")
+        got = summarize_final(answer)
+    said = expected(upstream_format, body)
+    assert got.error is None
+    assert (got.text, got.stop) == (said.text, said.stop)
+    assert [(t.name, t.arguments) for t in got.tool_calls] == [
+        (name, args) for _, name, args in said.tool_calls]
+    validate_request(upstream_format, upstream.served[-1].body)
+
+
 def test_boto3_converse_reaches_a_chat_upstream(chat_gateway: tuple[FakeUpstream, str]) -> None:
     upstream, url = chat_gateway
     upstream.script = Script.json(collect([_stream("chat")], source="chat"))
@@ -188,9 +232,15 @@ def test_a_bedrock_api_key_is_a_client_key(chat_gateway: tuple[FakeUpstream, str
 # -- a bedrock upstream ---------------------------------------------------------------------
 
 UPSTREAM_ID, UPSTREAM_SECRET = "AKIDGATEWAY", "gateway-aws-secret"
+OWN = Path(__file__).resolve().parent / "fixtures" / "bedrock"
 
 
-def _signature_checked(served: Served) -> Script:
+def _runtime(answer: bytes) -> Callable[[Served], Script]:
+    """The fake Bedrock runtime answering `answer` (a ConverseStream) when the signature holds."""
+    return lambda served: _signature_checked(served, answer)
+
+
+def _signature_checked(served: Served, answer: bytes) -> Script:
     """The fake Bedrock runtime: botocore recomputes the request's SigV4 signature with the
     gateway's AWS secret, then answers as Bedrock does (or 403 as AWS does)."""
     auth = served.headers.get("authorization", "")
@@ -212,13 +262,13 @@ def _signature_checked(served: Served) -> Script:
                            headers={"x-amzn-errortype": "InvalidSignatureException"})
     validate_converse(served.body)  # what boto3 itself would have sent
     if served.path.endswith("/converse-stream"):
-        return Script(body=_stream("bedrock"), content_type="application/vnd.amazon.eventstream")
-    return Script.json(collect([_stream("bedrock")], source="bedrock"))
+        return Script(body=answer, content_type="application/vnd.amazon.eventstream")
+    return Script.json(collect([answer], source="bedrock"))
 
 
 @contextlib.contextmanager
-def _bedrock_gateway(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> Iterator[
-        tuple[FakeUpstream, str]]:
+def _bedrock_gateway(monkeypatch: pytest.MonkeyPatch, answer: bytes | None = None,
+                     **settings: Any) -> Iterator[tuple[FakeUpstream, str]]:
     for name, value in (("AWS_ACCESS_KEY_ID", UPSTREAM_ID),
                         ("AWS_SECRET_ACCESS_KEY", UPSTREAM_SECRET),
                         ("AWS_CONFIG_FILE", "/nonexistent"),
@@ -226,7 +276,7 @@ def _bedrock_gateway(monkeypatch: pytest.MonkeyPatch, **settings: Any) -> Iterat
                         ("AWS_EC2_METADATA_DISABLED", "true")):
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_SESSION_TOKEN", raising=False)
-    with FakeUpstream(_signature_checked) as upstream, gateway_for(
+    with FakeUpstream(_runtime(answer or _stream("bedrock"))) as upstream, gateway_for(
             upstream, "bedrock", upstream_url=f"http://127.0.0.1:{upstream.port}",
             aws_region="us-east-1", **settings) as url:
         yield upstream, url
@@ -264,6 +314,26 @@ def test_the_openai_sdk_reaches_a_sigv4_signed_bedrock_upstream(
     assert paths == [f"/model/{MODEL}/converse-stream", f"/model/{MODEL}/converse"]
     assert all(s.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDGATEWAY/")
                for s in upstream.served)
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+@pytest.mark.parametrize("client_format", ["chat", "responses", "messages", "gemini"])
+def test_each_sdk_rebuilds_what_a_bedrock_upstream_said(
+        monkeypatch: pytest.MonkeyPatch, client_format: str, stream: bool) -> None:
+    """A real ConverseStream recording (tests/fixtures/bedrock) played by the SigV4-checking
+    fake runtime: each client SDK, through the gateway, rebuilds what the recording says."""
+    from tests.test_gateway import expected, run_client
+
+    recorded = (OWN / "text_then_tool_call.eventstream").read_bytes()
+    with _bedrock_gateway(monkeypatch, recorded, api_key=None) as (upstream, url):
+        got = run_client(client_format, url, stream=stream)
+    said = expected("bedrock", recorded)
+    assert said.tool_calls and said.text
+    assert (got.text, got.stop) == (said.text, said.stop)
+    assert [(name, args) for _, name, args in got.tool_calls] == [
+        (name, args) for _, name, args in said.tool_calls]
+    assert len(upstream.served) == 1
+    assert upstream.served[0].path.endswith("/converse-stream" if stream else "/converse")
 
 
 def test_a_bedrock_api_key_upstream_gets_a_bearer_token_and_no_signature(

@@ -37,7 +37,7 @@ from translate.formats.bedrock.wire import STOP_TO_IR
 from . import Summary, ToolCall
 from .messages import _Bridge
 
-__all__ = ["converse", "events", "invoke_final_message", "request_params", "summarize",
+__all__ = ["converse", "events", "fold", "invoke_final_message", "request_params", "summarize",
            "summarize_final", "validate_converse"]
 
 
@@ -113,6 +113,13 @@ def summarize(client: httpx.Client) -> Summary:
     except EventStreamError as exc:
         summary.stop = "error"
         summary.error = f"{type(exc).__name__}: {exc}"
+    return fold(got, summary)
+
+
+def fold(got: list[dict[str, Any]], summary: Summary | None = None) -> Summary:
+    """ConverseStream events as boto3 yields them (`converse_stream()["stream"]`), folded as a
+    Converse client does."""
+    summary = summary if summary is not None else Summary()
     summary.raw = got
     texts: dict[int, list[str]] = {}
     thoughts: dict[int, list[str]] = {}

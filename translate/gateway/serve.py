@@ -346,10 +346,11 @@ def startup_line(settings: Settings, args: argparse.Namespace) -> str:
     else:
         routing = ("model map " + (", ".join(f"{c}={u}" for c, u in settings.model_map)
                                    or "none"))
+    auth = (f"on ({', '.join(keys)}), a Bedrock SigV4 client signing with a key's name as "
+            "its access key id") if keys else "OFF: anyone who reaches the port"
     return (f"stream-translate {__version__} on http://{args.host}:{args.port}"
             f"{f' ({args.workers} workers)' if args.workers > 1 else ''} -> {where}; "
-            f"client auth "
-            f"{'on (' + ', '.join(keys) + ')' if keys else 'OFF: anyone who reaches the port'}; "
+            f"client auth {auth}; "
             f"{routing}; "
             f"mode {'lenient' if settings.lenient else 'strict' if settings.strict else 'default'}"
             f"; origins {', '.join(settings.allowed_origins) or 'none'}; "
@@ -379,7 +380,9 @@ def _carrying(settings: Settings, args: argparse.Namespace) -> str:
 def _described(upstream: Upstream) -> str:
     """An upstream for the startup line: its URL without secrets, whether a key is set."""
     key = "upstream key set" if upstream.api_key else (
-        "client keys passed on" if upstream.pass_client_key else "no upstream key")
+        "client keys passed on" if upstream.pass_client_key else
+        "signed with AWS credentials (SigV4)" if upstream.format == "bedrock" else
+        "no upstream key")
     name = "" if upstream.name == upstream.format else f"{upstream.name}: {upstream.format} "
     return f"{name}{_redacted_url(upstream.url)} ({key})"
 
