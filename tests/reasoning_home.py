@@ -42,7 +42,7 @@ from translate.formats import encoder_class
 __all__ = ["FORMATS", "SCENARIOS", "SIGNATURES", "UPSTREAM_RULES", "answer", "echo",
            "next_request", "reasoning_of"]
 
-FORMATS = ("chat", "responses", "messages", "gemini")
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
 SCENARIOS = ("parallel", "several", "redacted", "text", "narrated")
 """`parallel`: one reasoning block, then two tool calls; `several`: two reasoning blocks (two
 items, two signed thoughts), then a call; `redacted`: a redacted or signature-only block among
@@ -51,7 +51,8 @@ them; `text`: reasoning, then a text answer without tool calls; `narrated`: reas
 
 SIGNATURES = {"messages": ("anthropic-claude-v1", "EqQBCkgIARABGAIi"),
               "responses": ("openai-responses-v1", "gAAAAABpZ2Vu"),
-              "gemini": ("google-gemini-v1", "CiQBjz1rX2dl")}
+              "gemini": ("google-gemini-v1", "CiQBjz1rX2dl"),
+              "bedrock": ("bedrock-converse-v1", "EpkBCkYIBRgC")}
 """Each family's proof prefix (a value a real one could be) and its IR provider tag."""
 
 TOOL = "read_file"
@@ -106,7 +107,7 @@ def answer(upstream: str, scenario: str) -> bytes:
         call(0)
     elif scenario == "redacted":
         thought("Reading both files at once.", 1, item="rs_1", signed=not gemini)
-        if upstream in ("messages", "gemini"):
+        if upstream in ("messages", "gemini", "bedrock"):
             redacted(2)
         elif upstream == "responses":  # a reasoning item with no visible text
             events.extend([BlockStart(index=index, kind="thinking", item="rs_2", summary=True),
@@ -230,8 +231,47 @@ def _echo_chat(stream: bytes) -> list[dict[str, Any]]:
                     for c in calls]
 
 
+def _echo_bedrock(stream: bytes) -> list[dict[str, Any]]:
+    """A boto3 agent's (Strands, LangChain's ChatBedrockConverse): the content blocks it
+    rebuilt from `converse_stream`'s events, each reasoning block with its signature (or its
+    redacted content, bytes to boto3, base64 on the wire), then one toolResult a call."""
+    from tests.sdk.bedrock import events
+
+    blocks: dict[int, dict[str, Any]] = {}
+    for event in events(_client(stream)):
+        ((kind, body),) = event.items()
+        if kind == "contentBlockStart" and "toolUse" in body["start"]:
+            tool = body["start"]["toolUse"]
+            blocks[body["contentBlockIndex"]] = {"toolUse": {
+                "toolUseId": tool["toolUseId"], "name": tool["name"], "input": ""}}
+        elif kind == "contentBlockDelta":
+            delta, index = body["delta"], body["contentBlockIndex"]
+            if "text" in delta:
+                blocks.setdefault(index, {"text": ""})["text"] += delta["text"]
+            elif "toolUse" in delta:
+                blocks[index]["toolUse"]["input"] += delta["toolUse"]["input"]
+            elif "redactedContent" in delta.get("reasoningContent", {}):
+                blocks[index] = {"reasoningContent": {"redactedContent": base64.b64encode(
+                    delta["reasoningContent"]["redactedContent"]).decode()}}
+            else:
+                text = blocks.setdefault(index, {"reasoningContent": {"reasoningText": {
+                    "text": ""}}})["reasoningContent"]["reasoningText"]
+                text["text"] += delta["reasoningContent"].get("text", "")
+                if "signature" in delta["reasoningContent"]:
+                    text["signature"] = delta["reasoningContent"]["signature"]
+    content = [blocks[i] for i in sorted(blocks)]
+    for block in content:
+        if "toolUse" in block:
+            block["toolUse"]["input"] = json.loads(block["toolUse"]["input"] or "{}")
+    results = [{"toolResult": {"toolUseId": b["toolUse"]["toolUseId"],
+                               "content": [{"text": "secret"}]}}
+               for b in content if "toolUse" in b]
+    out = [{"role": "assistant", "content": content}]
+    return out + ([{"role": "user", "content": results}] if results else [])
+
+
 _ECHO = {"messages": _echo_messages, "responses": _echo_responses, "gemini": _echo_gemini,
-         "chat": _echo_chat}
+         "chat": _echo_chat, "bedrock": _echo_bedrock}
 
 
 def next_request(client: str, history: list[dict[str, Any]]) -> dict[str, Any]:
@@ -249,6 +289,13 @@ def next_request(client: str, history: list[dict[str, Any]]) -> dict[str, Any]:
                 "reasoning": {"effort": "high", "summary": "auto"},
                 "tools": [{"type": "function", "name": TOOL, "parameters": schema}],
                 "input": [{"role": "user", "content": PROMPT}, *history]}
+    if client == "bedrock":
+        return {"messages": [{"role": "user", "content": [{"text": PROMPT}]}, *history],
+                "inferenceConfig": {"maxTokens": 32000},
+                "additionalModelRequestFields": {"thinking": {"type": "enabled",
+                                                              "budget_tokens": 4096}},
+                "toolConfig": {"tools": [{"toolSpec": {"name": TOOL,
+                                                       "inputSchema": {"json": schema}}}]}}
     if client == "gemini":
         return {"contents": [{"role": "user", "parts": [{"text": PROMPT}]}, *history],
                 "tools": [{"functionDeclarations": [{"name": TOOL,
@@ -276,6 +323,9 @@ def reasoning_of(upstream: str, body: dict[str, Any]) -> Any:
         last_user = max(i for i, item in enumerate(items) if item.get("role") == "user")
         return [{"summary": item.get("summary"), "encrypted_content": item["encrypted_content"]}
                 for item in items[last_user:] if item.get("type") == "reasoning"]
+    if upstream == "bedrock":
+        turn = [m for m in body["messages"] if m["role"] == "assistant"][-1]
+        return [b for b in turn["content"] if "reasoningContent" in b]
     if upstream == "gemini":
         turn = [c for c in body["contents"] if c["role"] == "model"][-1]
         return [("call" if "functionCall" in p else "thought" if p.get("thought") else "text"
@@ -374,12 +424,37 @@ def _openai(body: dict[str, Any], issued: Any) -> str | None:
     return None
 
 
+def _bedrock(body: dict[str, Any], issued: Any) -> str | None:
+    """Claude on Bedrock (Converse): Anthropic's rule, in Converse's shapes, with Bedrock's
+    `ValidationException` body."""
+    if ((body.get("additionalModelRequestFields") or {}).get("thinking") or {}).get(
+            "type") not in ("enabled", "adaptive"):
+        return None
+    messages = body["messages"]
+    for n, msg in enumerate(messages):
+        for k, block in enumerate(msg["content"] if msg["role"] == "assistant" else ()):
+            text = block.get("reasoningContent", {}).get("reasoningText")
+            if text is not None and text.get("signature") not in issued:
+                return json.dumps({"message": f"messages.{n}.content.{k}: Invalid `signature` "
+                                   "in `thinking` block"})
+    last = next((n for n in range(len(messages) - 1, -1, -1)
+                 if messages[n]["role"] == "assistant"), None)
+    if last is None or last == len(messages) - 1:
+        return None
+    content = messages[last]["content"]
+    if any("toolUse" in b for b in content) and "reasoningContent" not in content[0]:
+        return json.dumps({"message": f"messages.{last}.content.0.type: Expected `thinking` or "
+                           "`redacted_thinking`, but found `text`. When `thinking` is enabled, "
+                           "a final `assistant` message must start with a thinking block"})
+    return None
+
+
 UPSTREAM_RULES = {"chat": _deepseek, "messages": _anthropic, "gemini": _gemini,
-                  "responses": _openai}
+                  "responses": _openai, "bedrock": _bedrock}
 """Each upstream API's rule for its reasoning in a tool loop, as the API enforces it, with the
 API's own error body: DeepSeek's `reasoning_content` on every assistant turn with tool calls;
 Anthropic's thinking block first in the final tool-use turn, with a signature it issued;
 Gemini 3's `thoughtSignature` on the first function call of each model turn, never one it did
 not issue (its documented placeholders pass); OpenAI's reasoning item (with
-`encrypted_content` it issued) before the function calls of a stateless request. `issued`:
-the proofs the upstream gave out."""
+`encrypted_content` it issued) before the function calls of a stateless request; Claude on
+Bedrock's as Anthropic's. `issued`: the proofs the upstream gave out."""

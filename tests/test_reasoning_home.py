@@ -46,7 +46,18 @@ KEY = b"gateway-key"
 
 
 def _url(fmt: str) -> dict[str, Any]:
-    return {"model": "m", "stream": True} if fmt == "gemini" else {}
+    return {"model": "m", "stream": True} if fmt in ("gemini", "bedrock") else {}
+
+
+def _model(body: dict[str, Any], conv_options: dict[str, Any], upstream: str) -> None:
+    """A bedrock upstream takes thinking for a model id it knows to be Anthropic's: the
+    request names one (in its body, or a URL client's model)."""
+    if upstream != "bedrock":
+        return
+    if "model" in body:
+        body["model"] = "anthropic.claude-m"
+    if "model" in conv_options:
+        conv_options["model"] = "anthropic.claude-m"
 
 
 def _round_trip(client: str, upstream: str, scenario: str, *, key: bytes = KEY
@@ -56,8 +67,9 @@ def _round_trip(client: str, upstream: str, scenario: str, *, key: bytes = KEY
     stream = b"".join(convert([answer(upstream, scenario)], source=upstream, target=client,
                               carry_reasoning=True, reasoning_key=KEY, report=report))
     body = next_request(client, echo(client, stream))
-    conv = convert_request(body, source=client, target=upstream, reasoning_key=key,
-                           **_url(client))
+    url = _url(client)
+    _model(body, url, upstream)
+    conv = convert_request(body, source=client, target=upstream, reasoning_key=key, **url)
     return conv.body, report, conv
 
 
@@ -100,6 +112,8 @@ def test_the_upstream_gets_its_own_reasoning_back_through_any_client(
     assert UPSTREAM_RULES[upstream](body, issued) is None
     if upstream == "messages":  # thinking stays on in the turn the client asked for it
         assert body["thinking"]["type"] == "enabled"
+    if upstream == "bedrock":  # Claude on Bedrock: the same
+        assert body["additionalModelRequestFields"]["thinking"]["type"] == "enabled"
     if upstream == "responses" and client != "responses":  # stateless: asks for the proofs
         assert "reasoning.encrypted_content" in body["include"]
     if client != upstream:  # what came home is not reported as lost
@@ -108,19 +122,27 @@ def test_the_upstream_gets_its_own_reasoning_back_through_any_client(
             e.what for e in stream_report.entries}
 
 
-@pytest.mark.parametrize("upstream", ["messages", "responses", "gemini"])
+@pytest.mark.parametrize("upstream", ["messages", "responses", "gemini", "bedrock"])
 def test_without_carrying_the_rule_refuses_the_next_request(upstream: str) -> None:
     """The control: the same loop without carrying fails the API's rule (or, for Gemini,
     only passes with the placeholder signature), so the test above can fail."""
     client = "chat"
     stream = b"".join(convert([answer(upstream, "parallel")], source=upstream, target=client))
     body = next_request(client, echo(client, stream))
-    conv = convert_request(body, source=client, target=upstream, **_url(client))
+    url = _url(client)
+    _model(body, url, upstream)
+    conv = convert_request(body, source=client, target=upstream, **url)
     expected, issued = _issued(upstream, "parallel")
     got = reasoning_of(upstream, conv.body)
     assert got != expected
     if upstream == "messages":
         assert conv.body["thinking"]["type"] == "disabled"  # today's dodge: thinking off
+    elif upstream == "bedrock":
+        assert conv.body["additionalModelRequestFields"]["thinking"]["type"] == "disabled"
+        kept_on = {**conv.body, "additionalModelRequestFields": {"thinking": {
+            "type": "enabled", "budget_tokens": 4096}}}  # and with thinking kept on, refused
+        assert "must start with a thinking block" in (
+            UPSTREAM_RULES[upstream](kept_on, issued) or "")
     elif upstream == "gemini":
         assert [sig for _, sig in got] == ["skip_thought_signature_validator"]
     else:

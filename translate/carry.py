@@ -11,15 +11,17 @@ needs back in its own request form (`translate.packed.Packed.pieces`):
 | messages | each `thinking` block (text and `signature`), each `redacted_thinking` |
 | responses | each `reasoning` item (`id`, `summary`, `encrypted_content`) |
 | gemini | each `thoughtSignature` (a signed thought part, or the signature of the part after) |
+| bedrock | each `reasoningContent` (`reasoningText` and `signature`, or `redactedContent`) |
 | chat | each turn's reasoning, in its dialect's field (`reasoning_content`, `reasoning`) |
 
 and rides it out in the client's field (`RIDES`):
 
-- **messages** and **responses** clients: every thinking block ends with a `SignatureDelta`
-  whose signature is the packed value of its piece (a messages `signature`, a responses
-  reasoning item's `encrypted_content`); a thinking block with nothing to carry gets an empty
-  one, so that its echo comes back silent. An upstream's redacted block (or a Gemini signature
-  of the next part) becomes an empty thinking block or reasoning item carrying its piece.
+- **messages**, **responses** and **bedrock** clients: every thinking block ends with a
+  `SignatureDelta` whose signature is the packed value of its piece (a messages `signature`, a
+  responses reasoning item's `encrypted_content`, a bedrock `reasoningContent.signature`); a
+  thinking block with nothing to carry gets an empty one, so that its echo comes back silent.
+  An upstream's redacted block (or a Gemini signature of the next part) becomes an empty
+  thinking block or reasoning item carrying its piece.
 - **gemini** clients drop thought parts from their history: every piece so far rides as one
   `thoughtSignature` on the next part that is not reasoning (usually the first function call),
   or on a part of its own at the end.
@@ -47,6 +49,7 @@ from .events import (
     ThinkingDelta,
 )
 from .formats._base import Encoder
+from .formats.bedrock.wire import SIGNATURE_FORMAT as BEDROCK_FAMILY
 from .formats.gemini.wire import GEMINI_FAMILY
 from .formats.messages.wire import ANTHROPIC_FAMILY
 from .formats.responses.wire import SAME_FAMILY_PREFIXES
@@ -59,6 +62,7 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "messages": (ANTHROPIC_FAMILY,),
     "responses": SAME_FAMILY_PREFIXES,
     "gemini": (GEMINI_FAMILY,),
+    "bedrock": (BEDROCK_FAMILY,),
     "chat": (),
 }
 """The signature providers each upstream format can take back as its own proof (a chat
@@ -73,6 +77,8 @@ NEEDS: dict[str, str] = {
               "the part after the signature: the first function call, usually)",
     "chat": "the turn's reasoning on the assistant message with the tool calls, in its "
             "dialect's field (`reasoning_content`, DeepSeek's; `reasoning`, Groq's)",
+    "bedrock": "each `reasoningContent` block (`reasoningText` with its `signature`, or "
+               "`redactedContent`), first in the assistant turn",
 }
 """What each upstream format needs back, in its own request form (`Packed.pieces`)."""
 
@@ -81,6 +87,7 @@ RIDES: dict[str, str] = {
     "responses": "the reasoning item's `encrypted_content`",
     "gemini": "the `thoughtSignature` of the next part (the first function call, usually)",
     "chat": "the id of the next tool call (the call's own id inside)",
+    "bedrock": "the `reasoningContent.signature` (an empty `reasoningText` for a redacted one)",
 }
 """Where a client of each format carries the packed value (docs/mapping.md's table)."""
 
@@ -221,8 +228,10 @@ class Carrier:
                 end]
 
     def _piece(self, start: BlockStart) -> list[dict[str, Any]]:
-        """A redacted block's piece: Anthropic's block, or Gemini's signature of the part
-        after it."""
+        """A redacted block's piece: Anthropic's block, Bedrock's `redactedContent`, or
+        Gemini's signature of the part after it."""
+        if self.source == "bedrock":
+            return [{"reasoningContent": {"redactedContent": start.data or ""}}]
         return [{"type": "redacted_thinking", "data": start.data or ""}
                 if self.source == "messages" else {"thoughtSignature": start.data or ""}]
 
@@ -299,6 +308,11 @@ class Carrier:
             if signature is None:
                 return []  # unsigned thoughts: Gemini needs only its signatures
             return [{"text": text, "thought": True, "thoughtSignature": signature}]
+        if source == "bedrock":
+            if signature is None:
+                return []  # Bedrock's models refuse unsigned reasoning as Anthropic does
+            return [{"reasoningContent": {"reasoningText": {"text": text,
+                                                            "signature": signature}}}]
         # responses: the item is whole when its encrypted_content arrives, on its last block
         item = thought.start.item
         blocks = self._items.setdefault(item or "", [])

@@ -53,9 +53,10 @@ MAX_JSON = 1024 * 1024
 PACKED_PROVIDER = "stream-translate-packed-v1"
 """The `SignatureDelta.provider` / `BlockStart.provider` of a packed value in the IR: the
 encoders write it into their own format's reasoning field (a messages signature, a responses
-`encrypted_content`, a gemini `thoughtSignature`), where the client echoes it back to us."""
+`encrypted_content`, a gemini `thoughtSignature`, a bedrock `reasoningContent.signature`), where
+the client echoes it back to us."""
 
-_FORMATS = frozenset({"chat", "responses", "messages", "gemini"})
+_FORMATS = frozenset({"chat", "responses", "messages", "gemini", "bedrock"})
 
 
 def takes_back(provider: str | None, family: str | tuple[str, ...]) -> bool:

@@ -46,6 +46,7 @@ from ...events import (
     ThinkingDelta,
     ToolArgsDelta,
 )
+from ...packed import takes_back
 from .._accumulate import Accumulator, join
 from .encode import carries, response_fields, stop_reason
 from .wire import IR_TO_HTTP_EXCEPTION, SIGNATURE_FORMAT, usage_from_ir
@@ -162,7 +163,7 @@ class BedrockAccumulator(Accumulator):
         block = self._block(event, "thinking")
         if block is None:
             return
-        if event.provider == SIGNATURE_FORMAT:
+        if takes_back(event.provider, SIGNATURE_FORMAT):  # Bedrock's, or packed to come home
             block.signature = event.signature  # replaces
         else:
             self.report.add("encode", self.format, "signature",

@@ -61,6 +61,7 @@ from ...events import (
     Usage,
 )
 from ...eventstream import frame
+from ...packed import takes_back
 from ...report import LossReport
 from ...sse import SSEMessage
 from .._base import Encoder
@@ -291,7 +292,7 @@ class BedrockEncoder(Machine[_State], Encoder):
             text = event.json  # type: ignore[union-attr]
             return self._delta_frame(block, {"toolUse": {"input": text}}) if text else b""
         if isinstance(event, SignatureDelta) and kind == "thinking":
-            if event.provider == SIGNATURE_FORMAT:
+            if takes_back(event.provider, SIGNATURE_FORMAT):  # Bedrock's, or packed to come home
                 block.signature = event.signature  # replaces; written once, before the stop
             else:
                 self.report.add("encode", self.format, "signature",
