@@ -310,6 +310,8 @@ def test_the_openai_sdk_reaches_a_sigv4_signed_bedrock_upstream(
     assert final.choices[0].message.content == "Checking the weather."
     assert final.choices[0].message.tool_calls[0].function.name == "get_weather"
     assert final.choices[0].finish_reason == "tool_calls"
+    # Bedrock's answer names no model: the client is told the one the gateway asked for
+    assert final.model == MODEL and {c.model for c in chunks} == {MODEL}
     paths = [unquote(s.path) for s in upstream.served]
     assert paths == [f"/model/{MODEL}/converse-stream", f"/model/{MODEL}/converse"]
     assert all(s.headers["authorization"].startswith("AWS4-HMAC-SHA256 Credential=AKIDGATEWAY/")

@@ -9,9 +9,9 @@ A cassette is a folder, named after the client's model and its matching key
                   sent>" per chunk), and the two requests: the client's body and the body the
                   upstream got (translated)
     upstream.sse  the upstream's answer, byte for byte as it arrived (upstream.json when it
-                  was not streamed)
+                  was not streamed, upstream.eventstream for a bedrock upstream's stream)
     answer.sse    what the client got (answer.json when not streamed; answer.eventstream for
-                  a Bedrock InvokeModel client's stream)
+                  a Bedrock client's stream, Converse or InvokeModel)
 
 Three files, not one per part: creating a file is most of what a recording costs the gateway
 (bench/README.md, "What recording costs").
@@ -112,11 +112,15 @@ ANSWER_HEADERS: Final = ("content-type", "x-stream-translate-dropped")
 """The client answer's headers a cassette keeps."""
 
 _SSE: Final = "text/event-stream"
+_EVENTSTREAM: Final = "application/vnd.amazon.eventstream"
 
-_ANSWER_FILES: Final = {_SSE: "answer.sse",
-                        "application/vnd.amazon.eventstream": "answer.eventstream"}
-"""The client answer's file by its content type (else `answer.json`): a Bedrock InvokeModel
-client's stream is AWS event-stream frames, binary."""
+_STREAM_SUFFIXES: Final = {_SSE: "sse", _EVENTSTREAM: "eventstream"}
+"""A body's file suffix by its content type (else `json`): a Bedrock stream (a bedrock
+upstream's, a Converse or InvokeModel client's) is AWS event-stream frames, binary."""
+
+
+def _suffix(headers: Mapping[str, str]) -> str:
+    return _STREAM_SUFFIXES.get(headers.get("content-type", "").split(";")[0].strip(), "json")
 
 
 class CassetteError(TranslateError):
@@ -346,8 +350,8 @@ class Cassette:
 
     @property
     def streamed(self) -> bool:
-        """Whether the upstream's answer is a stream."""
-        return self.headers.get("content-type", "").startswith(_SSE)
+        """Whether the upstream's answer is a stream (SSE, or a Bedrock event stream)."""
+        return _suffix(self.headers) != "json"
 
     def ids(self) -> Callable[[str], str]:
         """The id factory of its playback (`cassette_ids`)."""
@@ -377,8 +381,8 @@ class Cassette:
         end = self.chunks[-1][1] if self.chunks else 0.0
         if stream:
             obj = json.loads(self.body)
-            return (f"{_SSE}; charset=utf-8",
-                    [(b"".join(replay(obj, source=fmt, target=fmt)), end)])
+            kind = _EVENTSTREAM if fmt == "bedrock" else f"{_SSE}; charset=utf-8"
+            return kind, [(b"".join(replay(obj, source=fmt, target=fmt)), end)]
         obj = collect([self.body], source=fmt)
         return "application/json", [(json.dumps(obj).encode(), end)]
 
@@ -406,9 +410,8 @@ def save(cassette: Cassette, directory: str | Path, *, secrets: Iterable[str] = 
     except FileExistsError:
         fresh = False
     hide = _Redactor(secrets)
-    up = "upstream.sse" if cassette.streamed else "upstream.json"
-    answer = _ANSWER_FILES.get(cassette.answer_headers.get("content-type", "").split(";")[0],
-                               "answer.json")
+    up = f"upstream.{_suffix(cassette.headers)}"
+    answer = f"answer.{_suffix(cassette.answer_headers)}"
     body, lengths = hide.chunks(cassette.body, [length for length, _ in cassette.chunks])
     head = {
         "cassette": VERSION,

@@ -40,11 +40,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from upstream import ScriptedUpstream  # noqa: E402
 
-FORMATS = ("chat", "responses", "messages", "gemini")
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
 MODEL = "gpt-5.5"
 """The model opencode and Qwen Code ask for (Codex's too): a reasoning model's name, as users
 of a reasoning scenario would pick (a responses upstream then gets asked for its reasoning
 items even though these clients send no reasoning settings)."""
+BEDROCK_MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+"""The model a bedrock upstream is asked for: an Anthropic model id, so that the agent's
+reasoning settings become Anthropic's `thinking` (`formats/bedrock/request.py`, `family`)."""
 SCENARIOS = ("read", "parallel", "reasoning")
 PROMPT = {"read": "Read the file {a} and tell me the secret word in it.",
           "parallel": "The files {a} and {b} each hold half of a secret word. Read both and "
@@ -153,7 +156,7 @@ AGENTS = {a.name: a for a in (
     Agent("gemini-cli", "@google/gemini-cli", "0.61.0", "gemini", "gemini", _gemini),
     Agent("opencode", "opencode-ai", "1.18.33", "opencode", "chat", _opencode),
     *(Agent(f"qwen-{api}", "@qwen-code/qwen-code", "0.24.4", "qwen", api, _qwen(api))
-      for api in FORMATS),
+      for api in _QWEN_PROVIDER),
 )}
 
 
@@ -176,9 +179,13 @@ def free_port() -> int:
 
 def upstream_flags(port: int, upstream_format: str) -> list[str]:
     """`serve`'s flags for the scripted upstream on `port`."""
-    url = f"http://127.0.0.1:{port}" + ("" if upstream_format == "gemini" else "/v1")
-    return ["--upstream-url", url, "--upstream-format", upstream_format,
-            "--upstream-api-key", "upstream-key"]
+    url = f"http://127.0.0.1:{port}" + ("" if upstream_format in ("gemini", "bedrock")
+                                         else "/v1")
+    flags = ["--upstream-url", url, "--upstream-format", upstream_format,
+             "--upstream-api-key", "upstream-key"]  # (for bedrock a Bedrock API key)
+    if upstream_format == "bedrock":  # Claude on Bedrock, whichever model the agent names
+        flags += ["--model-map", f"*={BEDROCK_MODEL}"]
+    return flags
 
 
 @contextmanager

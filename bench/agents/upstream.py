@@ -74,7 +74,8 @@ class Exchange:
     reasoning_back: bool = False
     """The request carried the upstream's earlier reasoning signature back."""
     thinking: bool | None = None
-    """A messages upstream: whether the request had thinking on (None elsewhere)."""
+    """A messages or bedrock upstream: whether the request had thinking on (None
+    elsewhere)."""
 
 
 def tools_of(fmt: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -92,6 +93,11 @@ def tools_of(fmt: str, body: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]
             for decl in tool.get("functionDeclarations") or ():
                 out.append((decl["name"], decl.get("parametersJsonSchema")
                             or decl.get("parameters") or {}))
+    if fmt == "bedrock":
+        for tool in (body.get("toolConfig") or {}).get("tools") or ():
+            if "toolSpec" in tool:
+                spec = tool["toolSpec"]
+                out.append((spec["name"], (spec.get("inputSchema") or {}).get("json") or {}))
     return out
 
 
@@ -138,6 +144,7 @@ class ScriptedUpstream:
         body = await request.json()
         path = request.url.path
         streaming = (":streamGenerateContent" in path if self.format == "gemini"
+                     else path.endswith("/converse-stream") if self.format == "bedrock"
                      else body.get("stream") is True)
         if self.strict:
             refused = UPSTREAM_RULES[self.format](body, set(self.issued))
@@ -154,8 +161,9 @@ class ScriptedUpstream:
             return JSONResponse(translate.collect_events(events, self.format))  # type: ignore[arg-type]
         encoder = encoder_class(self.format)()  # type: ignore[arg-type]
         chunks = [encoder.encode(e) for e in events] + [encoder.end()]
-        return StreamingResponse(iter([c for c in chunks if c]),
-                                 media_type="text/event-stream")
+        return StreamingResponse(iter([c for c in chunks if c]), media_type=(
+            "application/vnd.amazon.eventstream" if self.format == "bedrock"
+            else "text/event-stream"))
 
     def _answer(self, body: dict[str, Any], streaming: bool) -> tuple[list[Event], Exchange]:
         text = json.dumps(body)
@@ -170,7 +178,9 @@ class ScriptedUpstream:
             return self._text(start, "Secret word", usage), Exchange(streaming, "side")
         back = SIGNATURE in text if not self.strict else any(p in text for p in self.issued)
         thinking = ((body.get("thinking") or {}).get("type") in ("enabled", "adaptive")
-                    if self.format == "messages" else None)
+                    if self.format == "messages" else
+                    ((body.get("additionalModelRequestFields") or {}).get("thinking") or {}).get(
+                        "type") in ("enabled", "adaptive") if self.format == "bedrock" else None)
         if all(secret in text for secret in self.files.values()):
             quoted = " ".join(self.files.values())
             return (self._text(start, f"The secret word is {quoted}.", usage),
@@ -285,6 +295,10 @@ def _json_schema(fmt: str, body: dict[str, Any]) -> dict[str, Any] | None:
         out = (body.get("text") or {}).get("format") or {}
         return out.get("schema", {}) if out.get("type") in ("json_schema", "json_object") \
             else None
+    if fmt == "bedrock":
+        out = ((body.get("outputConfig") or {}).get("textFormat") or {}).get("structure") or {}
+        schema = (out.get("jsonSchema") or {}).get("schema")
+        return json.loads(schema) if isinstance(schema, str) else None
     out = (body.get("output_config") or {}).get("format") or {}
     return out.get("schema", {}) if out.get("type") == "json_schema" else None
 

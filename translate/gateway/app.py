@@ -157,6 +157,8 @@ class Sent:
     response: httpx2.Response
     dropped: dict[str, str]
     """The `DROPPED_HEADER` of the answer (empty when nothing was dropped)."""
+    model: str | None = None
+    """The model the upstream was asked for."""
     recording: Recording | None = None
     """The exchange's recording (`serve --record`), or None."""
 
@@ -362,7 +364,7 @@ class Gateway:
             if recording is not None and not first_byte:  # (else a fallback may answer)
                 recording.refused(failed, conversion.report.entries if conversion else ())
             raise failed from None
-        sent = Sent(upstream, conversion, streaming, response, dropped, recording)
+        sent = Sent(upstream, conversion, streaming, response, dropped, up_model, recording)
         return await self.answer(client, call, sent, chunks, access)
 
     def translate(self, request: Request, client: RequestFormat, call: Call,
@@ -406,6 +408,8 @@ class Gateway:
         if self.settings.reasoning_key is not None:  # the upstream's reasoning rides home
             options.update(carry_reasoning=True, reasoning_key=self.settings.reasoning_key)
         conversion = sent.conversion
+        if source == "bedrock":  # its answer names no model: the one asked for
+            options["model"] = sent.model
         if conversion is not None and conversion.tool_names:
             options["tool_names"] = dict(conversion.tool_names)
         if conversion is not None and conversion.client_tools:  # a responses client's

@@ -20,6 +20,8 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from .settings import REPLAY_HOST
+
 if TYPE_CHECKING:
     import httpx2
 
@@ -136,8 +138,10 @@ def verify(settings: Settings, method: str, url: str, headers: Mapping[str, str]
 
 
 def upstream_signer(upstream: Upstream) -> Signer | None:
-    """The signer of a bedrock upstream that has no API key (None for any other)."""
-    if upstream.format != "bedrock" or upstream.api_key or upstream.pass_client_key:
+    """The signer of a bedrock upstream that has no API key (None for any other, and for the
+    cassettes of `serve --replay`, which answer without the network)."""
+    if upstream.format != "bedrock" or upstream.api_key or upstream.pass_client_key \
+            or upstream.url.startswith(f"http://{REPLAY_HOST}/"):
         return None
     region = upstream.region or region_of(upstream.url)
     if region is None:

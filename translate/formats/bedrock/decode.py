@@ -7,7 +7,8 @@ tests/fixtures/bedrock):
   base handles, named by its `:event-type` (an exception frame by its `:exception-type`), so a
   damaged frame, a frame cut short and a wrong source format are reported as for SSE formats,
   with the frame's byte offset. The `p` padding of every payload is ignored.
-- `messageStart` -> `MessageStart(origin="bedrock")` (the stream names no id and no model).
+- `messageStart` -> `MessageStart(origin="bedrock")` (the stream names no id and no model: the
+  `model` option says which the request named).
 - Blocks by `contentBlockIndex`. A text or reasoning block has no `contentBlockStart`: its
   first delta opens it (`text` -> a text block, even an empty one; `reasoningContent.text` or
   `.signature` -> thinking; `.redactedContent` -> redacted_thinking, emitted whole at its
@@ -175,10 +176,15 @@ class BedrockDecoder(Machine[_State], Decoder):
     format = "bedrock"
     _transitions = _MACHINE
     streams_envelope = True  # bedrock -> bedrock writes messageStop's and metadata's own fields
+    options = Decoder.options | {"model"}
 
-    def __init__(self, **options: Unpack[DecoderOptions]) -> None:
+    def __init__(self, *, model: str | None = None, **options: Unpack[DecoderOptions]) -> None:
+        """`model`: the model the request named, for `MessageStart.model` (the stream names
+        none; a client that finds no model in the answer may treat it as another model's,
+        as Claude Code does with its thinking blocks)."""
         frame_limit = options.pop("max_event_size", DEFAULT_MAX_FRAME_SIZE)
         super().__init__(**options)
+        self._model = model
         self._parser = Frames(frame_limit, _messages)  # type: ignore[assignment]  # (frames)
         self._state = _State.IDLE
         self._blocks: Blocks[_Block] = Blocks()  # by contentBlockIndex
@@ -230,7 +236,7 @@ class BedrockDecoder(Machine[_State], Decoder):
             return []
         out: list[Event] = []
         if self._state is _State.IDLE:
-            out.append(MessageStart(origin=self.format))
+            out.append(MessageStart(origin=self.format, model=self._model))
             what = "before messageStart"
         elif self._state is _State.OPEN:
             what = "before messageStop"
@@ -247,7 +253,8 @@ class BedrockDecoder(Machine[_State], Decoder):
         role = opt_str(payload, "role", "messageStart")
         if role not in (None, "assistant"):
             self._fail(f"messageStart with role {role!r}, expected 'assistant'")
-        return [MessageStart(origin=self.format, envelope=payload if self.keep_envelope else None)]
+        return [MessageStart(origin=self.format, model=self._model,
+                             envelope=payload if self.keep_envelope else None)]
 
     def _on_content_block_start(self, payload: dict[str, Any]) -> list[Event]:
         index = self._index(payload, "contentBlockStart")
@@ -359,7 +366,7 @@ class BedrockDecoder(Machine[_State], Decoder):
         self._advance("exception")
         out: list[Event] = []
         if before is _State.IDLE:
-            out.append(MessageStart(origin=self.format))
+            out.append(MessageStart(origin=self.format, model=self._model))
         self._drop_cut_off()
         ((code, body),) = payload.items() if len(payload) == 1 else (("", payload),)
         body = body if isinstance(body, dict) else {}
