@@ -4,9 +4,9 @@ A script, not a test (timings are noisy on shared machines). The conversation is
 as a coding agent sends it: a system prompt with cache breakpoints, six tools, then ten rounds
 of a user turn (text, or the results of the previous tool calls) and an assistant turn (text
 and one or two tool calls), 20 turns in all. It is written as a messages request by hand and
-translated (leniently) into chat, responses and gemini, so each format's request carries the
-same conversation. Each of the sixteen directions (twelve, plus each format to itself) is
-timed with
+translated (leniently) into chat, responses, gemini and bedrock, so each format's request
+carries the same conversation. Each of the twenty-five directions (twenty, plus each format to
+itself) is timed with
 `translate.convert_request` in strict mode; the median µs per request is reported (the issue
 asks for under 50 µs), beside the median of one `json.loads` of the same body, measured in the
 same process, as a yardstick for the machine (the ratio travels between machines; the µs do
@@ -32,9 +32,11 @@ from translate.request import FunctionTool, Message, Request, Text, ToolCall, To
 
 __all__ = ["conversation", "floor_messages_to_chat", "floor_via_neutral", "measure"]
 
-FORMATS = ("chat", "responses", "messages", "gemini")
-URL = {"gemini": {"model": "gemini-3-pro", "stream": True}}
-"""What a gemini request says in its URL (`convert_request`'s `model` and `stream`)."""
+FORMATS = ("chat", "responses", "messages", "gemini", "bedrock")
+URL = {"gemini": {"model": "gemini-3-pro", "stream": True},
+       "bedrock": {"model": "us.anthropic.claude-sonnet-4-5-20250929-v1:0", "stream": True}}
+"""What a gemini or bedrock request says in its URL (`convert_request`'s `model` and
+`stream`)."""
 
 
 def conversation(turns: int = 20) -> dict[str, Any]:
@@ -160,7 +162,7 @@ def measure(runs: int, batch: int = 20) -> dict[str, float]:
     sample by sample, so a burst of noise hits them all alike."""
     base = conversation()
     bodies = {"messages": base}
-    for target in ("chat", "responses", "gemini"):
+    for target in ("chat", "responses", "gemini", "bedrock"):
         bodies[target] = convert_request(base, source="messages", target=target,
                                          lenient=True).body
     calls: dict[str, Any] = {}
@@ -211,7 +213,7 @@ def main() -> None:
             ratio += f"  ({us / floor:.1f}x the floor, {us / neutral:.1f}x the neutral floor)"
         print(f"  {cell:29} {us:7.1f} µs{ratio}")
     directions = sorted(v for k, v in results.items() if "->" in k and "(" not in k)
-    print(f"  median of the 16 directions: {statistics.median(directions):.1f} µs, "
+    print(f"  median of the {len(directions)} directions: {statistics.median(directions):.1f} µs, "
           f"range {directions[0]:.1f}-{directions[-1]:.1f}")
 
 

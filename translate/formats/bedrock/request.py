@@ -205,8 +205,31 @@ def _reasoning(value: Any, block: Mapping[str, Any], ctx: RequestContext, path: 
 
 
 def _content(content: Any, ctx: RequestContext, path: str) -> tuple[Part, ...]:
+    """A message's blocks. The usual ones (text, a toolUse, a toolResult of one text) are read
+    inline, their paths built only for an error: this loop is a long conversation's hot path
+    (bench/requests.py)."""
     parts: list[Part] = []
     for j, block in enumerate(ctx.list(path, content)):
+        if type(block) is dict and len(block) == 1:
+            if type(block.get("text")) is str:
+                parts.append(Text(block["text"]))
+                continue
+            use = block.get("toolUse")
+            if type(use) is dict and len(use) == 3 and type(use.get("input")) is dict \
+                    and type(use.get("toolUseId")) is str and type(use.get("name")) is str:
+                args = use["input"]
+                parts.append(ToolCall(use["toolUseId"], use["name"], json_text(args) or
+                                      finite_json(args, ctx, f"{path}[{j}].toolUse.input")))
+                continue
+            result = block.get("toolResult")
+            if type(result) is dict and len(result) == 2 and type(result.get(
+                    "toolUseId")) is str and type(result.get("content")) is list \
+                    and len(result["content"]) == 1 and type(result["content"][0]) is dict \
+                    and len(result["content"][0]) == 1 \
+                    and type(result["content"][0].get("text")) is str:
+                parts.append(ToolResult(result["toolUseId"], (Text(result["content"][0][
+                    "text"]),)))
+                continue
         key, value = _one(block, ctx, f"{path}[{j}]")
         if key == "text":
             if type(value) is not str:
@@ -522,9 +545,32 @@ class _Writer:
         return ctx.opaque(path, part)
 
     def blocks(self, msg: Message, path: str) -> list[dict[str, Any]]:
+        """A turn's blocks. Plain text, a tool call and a tool result of one text are written
+        inline, without the part's path (built only for what may need it in a report or an
+        error): a long conversation's hot path (bench/requests.py)."""
+        ctx = self.ctx
         out: list[dict[str, Any]] = []
         for i, part in enumerate(msg.parts):
-            where = self.ctx.part(path, msg, i)
+            if type(part) is Text and part.cache is None and not part.extra and part.text:
+                out.append({"text": part.text})
+                continue
+            if type(part) is ToolCall and part.cache is None and not part.extra:
+                try:
+                    args = from_json(part.arguments) if part.arguments.strip() else {}
+                except ValueError:
+                    args = None  # `part` says what is wrong, with its path
+                if type(args) is dict:
+                    out.append({"toolUse": {"toolUseId": ctx.ids[part.id],
+                                            "name": ctx.names[part.name], "input": args}})
+                    continue
+            if type(part) is ToolResult and part.cache is None and not part.extra \
+                    and not part.is_error and len(part.content) == 1:
+                inner = part.content[0]
+                if type(inner) is Text and inner.cache is None and not inner.extra:
+                    out.append({"toolResult": {"toolUseId": ctx.ids[part.call_id],
+                                               "content": [{"text": inner.text}]}})
+                    continue
+            where = ctx.part(path, msg, i)
             block = self.part(part, where)
             if block is not None:
                 out.append(block)
