@@ -457,7 +457,12 @@ def _closing_cut_arguments(writers: dict[str, Callable[[Any, Any], bytes]]) -> N
         return args(self, event)
 
     def write_block_end(self: Encoder, event: BlockEnd) -> bytes:
-        return b"" if self._calls.end(event) else end(self, event)
+        # held only where the table takes a BlockEnd: after the Stop there is no next event
+        # to release it, so one there goes to the writer, whose table refuses it
+        moves = self._transitions.moves[self._state]  # type: ignore[attr-defined]
+        if BlockEnd in moves and self._calls.end(event):
+            return b""
+        return end(self, event)
 
     for name, wrapper, wrapped in (("block_start", write_block_start, start),
                                    ("tool_args_delta", write_tool_args, args),
