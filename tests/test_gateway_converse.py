@@ -33,29 +33,14 @@ from botocore.exceptions import ClientError  # noqa: E402
 
 from tests.conftest import encode_events  # noqa: E402
 from tests.gateway_support import FakeUpstream, Script, Served, gateway_for  # noqa: E402
-from tests.sdk.bedrock import validate_converse  # noqa: E402
+from tests.sdk.bedrock import fold, validate_converse  # noqa: E402
 from tests.sdk.requests import validate_request  # noqa: E402
+from tests.test_gateway_bedrock import ANSWER  # noqa: E402  (the same scripted answer)
 from translate.collect import collect  # noqa: E402
-from translate.events import (  # noqa: E402
-    BlockEnd,
-    BlockStart,
-    MessageStart,
-    Stop,
-    TextDelta,
-    ToolArgsDelta,
-    Usage,
-)
 from translate.testing import FIXED_TIME, counting_id_factory  # noqa: E402
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"  # a `:` boto3 sends as %3A
 KEY = "converse-client-secret-0123456789"
-ANSWER = [MessageStart(origin="chat", id="c1", model="up"),
-          BlockStart(index=0, kind="text"), TextDelta(index=0, text="Checking the weather."),
-          BlockEnd(index=0),
-          BlockStart(index=1, kind="tool_call", id="call_1", name="get_weather"),
-          ToolArgsDelta(index=1, json='{"city": '), ToolArgsDelta(index=1, json='"Paris"}'),
-          BlockEnd(index=1),
-          Usage(input_tokens=25, output_tokens=12), Stop(reason="tool_use")]
 TOOL_CONFIG = {"tools": [{"toolSpec": {
     "name": "get_weather", "description": "Weather in a city",
     "inputSchema": {"json": {"type": "object", "properties": {"city": {"type": "string"}}}}}}]}
@@ -80,28 +65,6 @@ def chat_gateway() -> Iterator[tuple[FakeUpstream, str]]:
         yield upstream, url
 
 
-def _rebuilt_stream(events: Any) -> dict[str, Any]:
-    """What a Converse client makes of `converse_stream`'s events."""
-    text, args, tool, stop, usage = "", "", None, None, None
-    for event in events:
-        if "contentBlockStart" in event:
-            tool = event["contentBlockStart"]["start"]["toolUse"]["name"]
-        elif "contentBlockDelta" in event:
-            delta = event["contentBlockDelta"]["delta"]
-            text += delta.get("text", "")
-            args += delta.get("toolUse", {}).get("input", "")
-        elif "messageStop" in event:
-            stop = event["messageStop"]["stopReason"]
-        elif "metadata" in event:
-            usage = event["metadata"]["usage"]
-    return {"text": text, "tool": tool, "input": json.loads(args), "stop": stop,
-            "usage": (usage["inputTokens"], usage["outputTokens"])}
-
-
-REBUILT = {"text": "Checking the weather.", "tool": "get_weather", "input": {"city": "Paris"},
-           "stop": "tool_use", "usage": (25, 12)}
-
-
 def test_boto3_converse_stream_reaches_a_chat_upstream(
         chat_gateway: tuple[FakeUpstream, str]) -> None:
     upstream, url = chat_gateway
@@ -111,7 +74,10 @@ def test_boto3_converse_stream_reaches_a_chat_upstream(
                                         inferenceConfig={"maxTokens": 300})
     assert answer["ResponseMetadata"]["HTTPHeaders"]["content-type"] == \
         "application/vnd.amazon.eventstream"
-    assert _rebuilt_stream(answer["stream"]) == REBUILT
+    got = fold(list(answer["stream"]))  # what a Converse client makes of the events
+    assert (got.text, got.stop, got.error) == ("Checking the weather.", "tool_use", None)
+    assert [(t.name, t.arguments) for t in got.tool_calls] == [("get_weather", {"city": "Paris"})]
+    assert (got.usage["input"], got.usage["output"]) == (25, 12)
     sent = upstream.served[-1].body
     validate_request("chat", sent)
     assert sent["model"] == MODEL and sent["stream"] is True
@@ -140,7 +106,7 @@ def test_boto3_rebuilds_what_each_upstream_said(
     """A real recording of each format, played by its fake upstream: what boto3 (botocore's
     event-stream parser, or its rest-json parser of `converse`) rebuilds through the gateway
     is what the recording says (its IR, read by the decoder)."""
-    from tests.sdk.bedrock import fold, summarize_final
+    from tests.sdk.bedrock import summarize_final
     from tests.test_gateway import RECORDINGS, expected, recording
 
     upstream, url = upstream_gateways[upstream_format]

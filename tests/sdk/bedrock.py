@@ -37,7 +37,7 @@ from translate.formats.bedrock.wire import STOP_TO_IR
 from . import Summary, ToolCall
 from .messages import _Bridge
 
-__all__ = ["converse", "events", "fold", "invoke_final_message", "request_params", "summarize",
+__all__ = ["converse", "events", "fold", "invoke_final_message", "summarize",
            "summarize_final", "validate_converse"]
 
 
@@ -176,14 +176,6 @@ def invoke_final_message(client: httpx.Client) -> Any:
     with sdk.messages.stream(model="anthropic.claude-sonnet-4-5", max_tokens=1024,
                              messages=[{"role": "user", "content": "hi"}]) as stream:
         return stream.get_final_message()
-
-
-def request_params(body: dict[str, Any], model: str = "anthropic.claude-sonnet-4-5") -> Any:
-    """A Converse request body (as sent on the wire) as the parameters boto3's `converse` takes:
-    the model from the URL back in, base64 blobs (`image.source.bytes`, ...) as bytes, walked
-    along the `ConverseRequest` shape."""
-    shape = _model().operation_model("Converse").input_shape
-    return {"modelId": model, **_params(body, shape)}
 
 
 def _params(value: Any, shape: Any) -> Any:
