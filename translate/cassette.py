@@ -61,6 +61,7 @@ from pydantic_core import to_json
 
 from .collect import collect, replay
 from .errors import TranslateError
+from .eventstream import CONTENT_TYPE as EVENTSTREAM_TYPE
 from .formats import Format
 from .neutral import (
     Document,
@@ -112,9 +113,8 @@ ANSWER_HEADERS: Final = ("content-type", "x-stream-translate-dropped")
 """The client answer's headers a cassette keeps."""
 
 _SSE: Final = "text/event-stream"
-_EVENTSTREAM: Final = "application/vnd.amazon.eventstream"
 
-_STREAM_SUFFIXES: Final = {_SSE: "sse", _EVENTSTREAM: "eventstream"}
+_STREAM_SUFFIXES: Final = {_SSE: "sse", EVENTSTREAM_TYPE: "eventstream"}
 """A body's file suffix by its content type (else `json`): a Bedrock stream (a bedrock
 upstream's, a Converse or InvokeModel client's) is AWS event-stream frames, binary."""
 
@@ -381,7 +381,7 @@ class Cassette:
         end = self.chunks[-1][1] if self.chunks else 0.0
         if stream:
             obj = json.loads(self.body)
-            kind = _EVENTSTREAM if fmt == "bedrock" else f"{_SSE}; charset=utf-8"
+            kind = EVENTSTREAM_TYPE if fmt == "bedrock" else f"{_SSE}; charset=utf-8"
             return kind, [(b"".join(replay(obj, source=fmt, target=fmt)), end)]
         obj = collect([self.body], source=fmt)
         return "application/json", [(json.dumps(obj).encode(), end)]

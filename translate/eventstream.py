@@ -36,6 +36,7 @@ from typing import Final, NamedTuple
 from .errors import DecodeError
 
 __all__ = [
+    "CONTENT_TYPE",
     "DEFAULT_MAX_FRAME_SIZE",
     "EventStreamMessage",
     "EventStreamParser",
@@ -53,6 +54,9 @@ MAX_PAYLOAD_SIZE: Final = 24 * 1024 * 1024
 with the framing."""
 
 DEFAULT_MAX_FRAME_SIZE: Final = MAX_HEADERS_SIZE + MAX_PAYLOAD_SIZE + 16
+
+CONTENT_TYPE: Final = "application/vnd.amazon.eventstream"
+"""The media type of an event-stream body."""
 
 _FORMAT: Final = "eventstream"
 _PRELUDE: Final = struct.Struct("!III")

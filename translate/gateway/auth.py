@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from .settings import Settings, Upstream
 
-__all__ = ["client_key", "client_name", "upstream_headers"]
+__all__ = ["client_key", "client_name", "named_keys", "upstream_headers"]
 
 
 def client_key(headers: Mapping[str, str], query: Mapping[str, str] | None = None
@@ -34,6 +34,16 @@ def client_key(headers: Mapping[str, str], query: Mapping[str, str] | None = Non
     return None
 
 
+def named_keys(settings: Settings) -> list[tuple[str, str]]:
+    """The keys clients may present, with their names: `Settings.client_keys`, and
+    `client-key` for the single `client_key` (a SigV4 client's access key id is one of these
+    names, `aws`)."""
+    keys = list(settings.client_keys)
+    if settings.client_key is not None:
+        keys.append(("client-key", settings.client_key))
+    return keys
+
+
 def client_name(settings: Settings, headers: Mapping[str, str],
                 query: Mapping[str, str] | None = None) -> str | None:
     """The name of the key the client presented (`Settings.client_keys`; `client-key` for the
@@ -42,11 +52,8 @@ def client_name(settings: Settings, headers: Mapping[str, str],
     if not settings.auth_required:
         return "-"
     sent = (client_key(headers, query) or "").encode()
-    keys = list(settings.client_keys)
-    if settings.client_key is not None:
-        keys.append(("client-key", settings.client_key))
     found = None
-    for name, key in keys:
+    for name, key in named_keys(settings):
         if hmac.compare_digest(sent, key.encode()) and sent:
             found = name
     return found

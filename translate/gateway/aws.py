@@ -20,6 +20,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+from .auth import named_keys
 from .settings import REPLAY_HOST
 
 if TYPE_CHECKING:
@@ -92,19 +93,12 @@ def is_signed(headers: Mapping[str, str]) -> bool:
     return headers.get("authorization", "").startswith("AWS4-HMAC-SHA256 ")
 
 
-def _keys(settings: Settings) -> dict[str, str]:
-    keys = dict(settings.client_keys)
-    if settings.client_key is not None:
-        keys["client-key"] = settings.client_key
-    return keys
-
-
 def key_name(settings: Settings, headers: Mapping[str, str]) -> str | None:
     """The client key a SigV4 request names as its access key id, when the header is well
     formed, for bedrock and dated within `CLOCK_SKEW`; None otherwise. The signature itself is
     checked with the body (`verify`)."""
     found = _AUTH.fullmatch(headers.get("authorization", ""))
-    if found is None or found[4] != SERVICE or found[1] not in _keys(settings):
+    if found is None or found[4] != SERVICE or found[1] not in dict(named_keys(settings)):
         return None
     try:
         when = datetime.datetime.strptime(headers.get("x-amz-date", ""), "%Y%m%dT%H%M%SZ")
@@ -122,7 +116,7 @@ def verify(settings: Settings, method: str, url: str, headers: Mapping[str, str]
     URL, these signed headers and this body: botocore recomputes it with the client's own date
     and scope, and the two are compared in constant time."""
     found = _AUTH.fullmatch(headers.get("authorization", ""))
-    secret = _keys(settings).get(found[1]) if found else None
+    secret = dict(named_keys(settings)).get(found[1]) if found else None
     if found is None or secret is None:
         return False
     botocore = _botocore()

@@ -27,7 +27,7 @@ from pydantic_core import from_json, to_json
 
 from ...errors import DecodeError, TranslateError
 from ...events import ErrorKind, Event
-from ...eventstream import DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, frame
+from ...eventstream import CONTENT_TYPE, DEFAULT_MAX_FRAME_SIZE, EventStreamMessage, frame
 from ...sse import RawSSEMessage, SSEParser
 from .._base import DecoderOptions, Encoder
 from ..messages.decode import MessagesDecoder
@@ -97,7 +97,7 @@ class InvokeFraming:
 
     __slots__ = ("_sse",)
 
-    CONTENT_TYPE = "application/vnd.amazon.eventstream"
+    CONTENT_TYPE = CONTENT_TYPE
 
     def __init__(self) -> None:
         self._sse = SSEParser()
