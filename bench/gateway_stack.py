@@ -4,7 +4,9 @@
     python bench/gateway_stack.py --rounds 3 --servers gateway,relay-default
 
 Servers, one process and one worker each, all started at once and measured in turn (alternating,
-round after round, so drift hits all of them alike):
+round after round, so drift hits all of them alike; each round starts one server further on, so
+that none always follows the same one), all with one hash seed (`PYTHONHASHSEED=0`: two equal
+servers then differ by noise alone, not by their dicts' layout):
 
 - `relay-default`: bench/naive_relay.py on uvicorn's default stack without the extras (asyncio
   event loop, h11 parser): the relay as users would write it;
@@ -17,7 +19,9 @@ round after round, so drift hits all of them alike):
   folder, every exchange written as a cassette: what recording costs per event, as its ratio to
   `gateway`;
 - `gateway-again` (with `--record`): the gateway once more, unchanged: the ratio of two equal
-  servers is the noise floor the recording's ratio is read against.
+  servers is the noise floor the recording's ratio is read against. Both ratios are taken
+  within each round (the recording over the mean of the two plain servers of its round), and
+  their medians over the rounds reported.
 
 For each server and each round: a burst of `--streams` concurrent streams (each `--events`
 events, `--gap` s apart) on a cold upstream pool (the first burst after 6 s idle, past httpx's
@@ -174,7 +178,7 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
                    str(args.events), "--gap", str(args.gap)], upstream + "/stats"), \
             _Servers(commands, names, where) as servers:
         for round_ in range(args.rounds):
-            for name in names:
+            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
                 port, fmt, pid = servers[name]
                 print(f"round {round_ + 1}: {name} ...", flush=True)
                 asyncio.run(short(port, fmt, 200, 20, pid))  # warm-up (imports, first calls)
@@ -205,7 +209,8 @@ class _Servers:
             command, fmt = self.commands[name]
             port = _port()
             manager = _process([part.replace("{port}", str(port)) for part in command],
-                               f"http://127.0.0.1:{port}/", cwd=self.where.get(name, ROOT))
+                               f"http://127.0.0.1:{port}/", cwd=self.where.get(name, ROOT),
+                               env={"PYTHONHASHSEED": "0"})
             process = manager.__enter__()
             self.stack.append(manager)
             out[name] = (port, fmt, process.pid)
@@ -249,20 +254,33 @@ def _report(results: dict[str, dict[str, list[float]]], names: list[str], sizes:
                  for size in sizes for pool in ("cold", "warm")]
         parts.append(f"short {gateway['short cpu_ms_per_request'] / med[relay]['short cpu_ms_per_request']:.2f}x")  # noqa: E501
         print(f"  CPU vs {relay}: " + ", ".join(parts))
-    for other, what in (("gateway-recording", "CPU of recording (gateway-recording / gateway)"),
-                        ("gateway-again", "noise floor (gateway-again / gateway)")):
-        if other not in med:
-            continue
-        parts = [f"{size} {pool} {med[other][key] / gateway[key]:.3f}x"
-                 for size in sizes for pool in ("cold", "warm")
-                 for key in [f"{size} {pool} cpu_us_per_event"]]
-        parts.append(f"short {med[other]['short cpu_ms_per_request'] / gateway['short cpu_ms_per_request']:.3f}x")  # noqa: E501
-        print(f"  {what}: " + ", ".join(parts))
+    if "gateway-recording" in med and "gateway-again" in med:
+        _paired(results, sizes)
     for name in names:
         warm = [med[name][f"{size} warm cpu_us_per_event"] / med[name][f"{size} cold cpu_us_per_event"]  # noqa: E501
                 for size in sizes]
         print(f"  {name}: warm / cold pool CPU per event: "
               + ", ".join(f"{size} streams {w:.2f}x" for size, w in zip(sizes, warm, strict=True)))
+
+
+def _paired(results: dict[str, dict[str, list[float]]], sizes: list[int]) -> None:
+    """Recording's cost, read round by round: in each round, `gateway-recording` over the mean
+    of the two equal plain servers of that round, and `gateway-again` over `gateway` (the noise
+    floor); the medians of those per-round ratios. A ratio within a round cancels what drifts
+    between rounds (the machine's other load, its clock), which a ratio of medians does not."""
+    keys = [(f"{size} {pool}", f"{size} {pool} cpu_us_per_event")
+            for size in sizes for pool in ("cold", "warm")]
+    keys.append(("short", "short cpu_ms_per_request"))
+    plain, recording, again = (results[n] for n in ("gateway", "gateway-recording",
+                                                     "gateway-again"))
+    cost, noise = [], []
+    for label, key in keys:
+        rounds = list(zip(plain[key], again[key], recording[key], strict=True))
+        cost.append(f"{label} {statistics.median(r / ((p + a) / 2) for p, a, r in rounds):.3f}x")
+        noise.append(f"{label} {statistics.median(a / p for p, a, _ in rounds):.3f}x")
+    print("  CPU of recording (gateway-recording / mean of gateway and gateway-again, "
+          "per round): " + ", ".join(cost))
+    print("  noise floor (gateway-again / gateway, per round): " + ", ".join(noise))
 
 
 if __name__ == "__main__":

@@ -69,11 +69,13 @@ def _decode(data: bytes, **options: Any) -> list[Event]:
 
 def test_the_recordings_are_the_ones_sources_md_lists() -> None:
     listed = (OWN_FIXTURES / "bedrock" / "SOURCES.md").read_text()
-    assert len(RECORDINGS) == 10 and len(FINALS) == 7
+    assert len(RECORDINGS) == 12 and len(FINALS) == 7 and len(INVOKED) == 2
     for path in RECORDINGS:
         assert f"`{path.name}`" in listed, path.name
     for path in FINALS:
         assert f"`final/{path.name}`" in listed, path.name
+    for path in INVOKED:
+        assert f"`invoke/{path.name}`" in listed, path.name
 
 
 @pytest.mark.parametrize("path", RECORDINGS, ids=lambda p: p.stem)
@@ -124,6 +126,68 @@ def test_every_recording_converts_and_the_targets_sdk_rebuilds_what_boto3_does(
     opaque = [e for e in events if isinstance(e, BlockStart) and e.kind == "opaque"]
     assert ("opaque_block" in lost) == bool(opaque)
 
+
+CACHED = [OWN_FIXTURES / "bedrock" / f"cache_{kind}.eventstream" for kind in ("write", "read")]
+"""One prompt cache, written then read: the system prompt's 1,028 tokens (SOURCES.md)."""
+
+
+def _usage_view(usage: dict[str, Any]) -> tuple[Any, ...]:
+    """Input (cache included), output, cache read, cache write; absent and zero alike."""
+    return (usage.get("input"), usage.get("output"), usage.get("cache_read") or 0,
+            usage.get("cache_write") or 0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("path", CACHED, ids=lambda p: p.stem)
+def test_the_streamed_cache_figures_are_what_every_targets_sdk_reports(
+        path: Path, target: str, deterministic: dict[str, Any]) -> None:
+    body = path.read_bytes()
+    expected = summarize("bedrock", body).usage
+    written = path.stem == "cache_write"
+    assert (expected["cache_read"], expected["cache_write"]) == ((0, 1028) if written
+                                                               else (1028, 0))
+    output, lost = _encode(target, _decode(body, strict=True), deterministic)
+    got = _usage_view(summarize(target, output).usage)
+    if target == "gemini":  # a cache write has no place in usageMetadata: reported
+        assert ("cache_write" in lost) == written
+        assert got == _usage_view({**expected, "cache_write": None})
+    else:
+        assert "cache_write" not in lost
+        assert got == _usage_view(expected)
+
+
+INVOKED = sorted((OWN_FIXTURES / "bedrock" / "invoke").glob("*.eventstream"))
+"""Anthropic on Bedrock, recorded: InvokeModelWithResponseStream answers (SOURCES.md)."""
+
+
+def _invoke_view(message: dict[str, Any]) -> dict[str, Any]:
+    """What `anthropic.AnthropicBedrock` rebuilt, in the terms of `Summary`."""
+    usage = message["usage"]
+    read, write = usage["cache_read_input_tokens"] or 0, usage["cache_creation_input_tokens"] or 0
+    return {"text": "".join(b["text"] for b in message["content"] if b["type"] == "text"),
+            "stop": message["stop_reason"],
+            "usage": (usage["input_tokens"] + read + write, usage["output_tokens"], read, write)}
+
+
+@pytest.mark.parametrize("target", [*TARGETS, "bedrock"])
+@pytest.mark.parametrize("path", INVOKED, ids=lambda p: p.stem)
+def test_a_recorded_invoke_stream_converts_and_every_sdk_rebuilds_it(
+        path: Path, target: str, deterministic: dict[str, Any]) -> None:
+    body = path.read_bytes()
+    reference = _invoke_view(_rebuilt(invoke_final_message, body,
+                                      "application/vnd.amazon.eventstream"))
+    assert reference["usage"][2:] in ((0, 1209), (1209, 0))  # the cache written, then read
+    decoder = InvokeDecoder(strict=True)
+    events = decoder.feed(body) + decoder.end()
+    assert_well_formed(events)
+    output, lost = _encode(target, events, deterministic)
+    summary = summarize(target, output)
+    got = {"text": summary.text, "stop": summary.stop, "usage": _usage_view(summary.usage)}
+    expected = dict(reference)
+    if target == "gemini":  # no cache-write figure: reported
+        expected["usage"] = (*reference["usage"][:3], 0)
+        assert ("cache_write" in lost) == bool(reference["usage"][3])
+    assert got == expected
 
 STREAM = (OWN_FIXTURES / "bedrock" / "text_then_tool_call.eventstream").read_bytes()
 
