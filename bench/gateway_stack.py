@@ -17,7 +17,9 @@ servers then differ by noise alone, not by their dicts' layout):
   are installed), its clients speaking Anthropic Messages (chat -> messages translated);
 - `gateway-recording` (with `--record`): the same with `serve --record` into a temporary
   folder, every exchange written as a cassette: what recording costs per event, as its ratio to
-  `gateway`;
+  `gateway`. With `--fresh` the folder is emptied before each phase (by the bench, outside what is
+  measured), so that every cassette is a new folder; without it the bench's conversations,
+  the same each round, are recorded again over the last round's (re-recording);
 - `gateway-again` (with `--record`): the gateway once more, unchanged: the ratio of two equal
   servers is the noise floor the recording's ratio is read against. Both ratios are taken
   within each round (the recording over the mean of the two plain servers of its round), and
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import statistics
 import subprocess
 import sys
@@ -133,6 +136,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record-dir", type=Path, metavar="DIR",
                         help="where `gateway-recording` writes (default: a temporary folder); "
                         "creating files costs what the file system asks, so say which")
+    parser.add_argument("--fresh", action="store_true",
+                        help="empty the --record folder before each phase, so that every "
+                        "cassette is a new folder (else the bench's conversations, the same "
+                        "each round, are recorded again over the last round's: re-recording)")
     parser.add_argument("--before", metavar="REV",
                         help="also run `gateway-before`: the gateway of this git revision")
     args = parser.parse_args(argv)
@@ -182,12 +189,17 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
                 port, fmt, pid = servers[name]
                 print(f"round {round_ + 1}: {name} ...", flush=True)
                 asyncio.run(short(port, fmt, 200, 20, pid))  # warm-up (imports, first calls)
+                fresh = args.fresh and name == "gateway-recording"
                 for size in sizes:
                     time.sleep(6)  # past httpx's 5 s keep-alive expiry: a cold pool
                     for pool in ("cold", "warm"):
+                        if fresh:
+                            shutil.rmtree(record_dir, ignore_errors=True)
                         figures = asyncio.run(burst(port, fmt, size, args.events, pid))
                         for key, value in figures.items():
                             add(name, f"{size} {pool} {key}", value)
+                if fresh:
+                    shutil.rmtree(record_dir, ignore_errors=True)
                 figures = asyncio.run(short(port, fmt, args.requests, args.concurrency, pid))
                 for key, value in figures.items():
                     add(name, f"short {key}", value)

@@ -186,6 +186,17 @@ def test_a_cassette_saves_and_loads_as_it_was(tmp_path: Path) -> None:
                                                   model="m1")) == cassette
 
 
+def test_a_shorter_recording_over_a_longer_one_leaves_none_of_the_old_bytes(
+        tmp_path: Path) -> None:
+    """Files are written over in place and cut to their new length (`_write`)."""
+    long, short = _cassette("Sunny and warm all day long. " * 200), _cassette("Rain.")
+    assert long.name == short.name
+    save(long, tmp_path)
+    folder = save(short, tmp_path)
+    assert load(folder) == short
+    assert (folder / "upstream.sse").read_bytes() == short.body
+
+
 def test_recording_a_conversation_again_leaves_only_the_new_files(tmp_path: Path) -> None:
     """A stream recorded over a final object of the same conversation: the old answer files
     go (a reader would take them for part of the new recording)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -447,3 +448,38 @@ def test_a_reload_reads_the_cassettes_again(tmp_path: Path) -> None:
     gateway.reload()  # --replay now names another folder: refused, the shelf stays
     assert gateway.cassettes.settings.replay == str(empty)
     assert list(mounted.cassettes) == [cassette.name]
+
+
+def test_the_writer_gathers_and_close_writes_what_is_queued(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """`CassetteWriter`: a burst of answers wakes its thread once, not once each (the thread
+    waits `GATHER` before writing what came); `close` returns once every queued cassette is
+    written; one that fails to build is logged and the others are written; a write after
+    `close` starts the thread anew."""
+    from translate.gateway.cassettes import CassetteWriter
+
+    from .test_cassette import _cassette
+
+    writer = CassetteWriter()
+    built: list[str] = []
+
+    def build(model: str) -> Any:  # (a cassette's folder is named by its conversation)
+        def make() -> Any:
+            built.append(threading.current_thread().name)
+            if model == "broken":
+                raise ValueError("no such cassette")
+            return _cassette(model=model)
+        return make
+
+    models = [f"model-{i}" for i in range(40)]
+    for model in [*models[:20], "broken", *models[20:]]:
+        writer.write(build(model), tmp_path, ())
+    thread = writer.thread
+    assert thread is not None and not built  # (still gathering)
+    writer.close()
+    assert not thread.is_alive() and writer.thread is None
+    assert len(list(tmp_path.iterdir())) == 40 and set(built) == {"cassettes"}
+    assert any("not written: no such cassette" in r.getMessage() for r in caplog.records)
+    writer.write(build("model-40"), tmp_path, ())
+    writer.close()
+    assert len(list(tmp_path.iterdir())) == 41

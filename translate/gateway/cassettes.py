@@ -19,13 +19,17 @@ client's format naming the closest cassette and where it differs, or, with
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
+import functools
 import json
 import logging
+import queue
+import threading
 import time
+import weakref
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -57,7 +61,13 @@ _REPLAY: Final = "replay:"
 
 
 class Recording:
-    """One exchange on its way to a cassette: what went up, and the chunks as they came."""
+    """One exchange on its way to a cassette: what went up, and the chunks as they came.
+
+    What the event loop does per chunk is kept to appending: each chunk's bytes onto one
+    buffer (copied while they are still in the cache, and no object kept per chunk for the
+    garbage collector to walk while the stream runs), its length and the clock's reading.
+    Everything else (the `Cassette`, its timing, the files) is done by the writer's thread
+    when the answer has ended (bench/README.md, "What recording costs")."""
 
     def __init__(self, writer: CassetteWriter, directory: Path, secrets: tuple[str, ...],
                  client: RequestFormat, request: Mapping[str, Any], model: str | None,
@@ -72,11 +82,13 @@ class Recording:
             upstream_request=upstream_request, created=int(time.time()))
         self.key = conversation_key(conversation(request, source=client, model=model))
         self.sent = time.monotonic()
-        self.chunks: list[bytes] = []
+        self.body = bytearray()
+        """The upstream's answer as it came."""
+        self.lengths: list[int] = []
         self.times: list[float] = []
-        """When each chunk came, in seconds since the request was sent (two flat lists, no
-        tuple per chunk for the garbage collector to walk while a stream runs)."""
-        self.answer: list[bytes] = []
+        """Each chunk's length and when it came (the clock's reading: the time since the
+        request was sent is taken by the writer)."""
+        self.answer = bytearray()
         self.status = 0
         self.headers: Mapping[str, str] = {}
         self.losses: list[Loss] = []
@@ -94,7 +106,7 @@ class Recording:
         if refusal.upstream_answer is None:
             return
         self.status, self.headers, body = refusal.upstream_answer
-        self.chunks, self.times = [body], [time.monotonic() - self.sent]
+        self.body, self.lengths, self.times = bytearray(body), [len(body)], [time.monotonic()]
         self.losses = list(request_losses)
         answer = JSONResponse(refusal.error.body, status_code=refusal.error.status,
                               headers=refusal.error.headers)  # as the client got it
@@ -111,54 +123,114 @@ class Recording:
         return float(self.fields["created"])
 
     def upstream_chunk(self, chunk: bytes) -> None:
-        """A chunk of the upstream's answer, kept with its time since the request was sent
+        """A chunk of the upstream's answer, kept with the time it came
         (`upstream.body_chunks` hands each over)."""
-        self.chunks.append(chunk)
-        self.times.append(time.monotonic() - self.sent)
+        self.body += chunk
+        self.lengths.append(len(chunk))
+        self.times.append(time.monotonic())
 
     def answer_chunk(self, chunk: bytes) -> None:
         """A chunk of the client's answer, kept (`relay.EventStream` hands each over)."""
-        self.answer.append(chunk)
+        self.answer += chunk
 
     def finish(self, answer_headers: Mapping[str, str], answer_losses: Iterable[Loss], *,
                complete: bool = True, body: bytes | None = None) -> None:
-        """Write the cassette (`CassetteWriter`), with the client's answer (`body`, else the
-        chunks kept by `answer_chunk`); an answer cut short by the client or a shutdown is
-        not written."""
+        """Hand the exchange to the `CassetteWriter`, with the client's answer (`body`, else
+        the chunks kept by `answer_chunk`); an answer cut short by the client or a shutdown
+        is not written."""
         if not complete:
             log.info("not recorded: the answer did not end (%s)", self.key[:12])
             return
-        cassette = Cassette(**self.fields, status=self.status, headers=self.headers,
-                            body=b"".join(self.chunks),
-                            chunks=tuple(zip(map(len, self.chunks), self.times, strict=True)),
-                            answer=b"".join(self.answer) if body is None else body,
-                            answer_headers=answer_headers,
-                            losses=(*self.losses, *answer_losses), key=self.key)
-        self.writer.write(cassette, self.directory, self.secrets)
+        self.writer.write(functools.partial(self.cassette, answer_headers,
+                                            (*self.losses, *answer_losses), body),
+                          self.directory, self.secrets)
+
+    def cassette(self, answer_headers: Mapping[str, str], losses: tuple[Loss, ...],
+                 body: bytes | None) -> Cassette:
+        """The `Cassette` of the ended exchange (built in the writer's thread)."""
+        sent = self.sent
+        return Cassette(**self.fields, status=self.status, headers=self.headers,
+                        body=bytes(self.body),
+                        chunks=tuple(zip(self.lengths, [at - sent for at in self.times],
+                                         strict=True)),
+                        answer=bytes(self.answer) if body is None else body,
+                        answer_headers=answer_headers, losses=losses, key=self.key)
 
 
 class CassetteWriter:
     """Writes cassettes in a thread of its own, one after the other: the files are written
-    off the event loop, which a slow disk would stall for every stream in flight."""
+    off the event loop, which a slow disk would stall for every stream in flight.
+
+    The thread gathers: woken by a cassette, it waits `GATHER` seconds and then writes every
+    cassette that came meanwhile. A burst of answers ending together (hundreds a second)
+    wakes it a few times, not once per answer: each waking takes the interpreter's lock
+    from the event loop and hands it back, which cost more than the writing it did."""
+
+    GATHER: Final = 0.05
 
     def __init__(self) -> None:
-        self.pool = ThreadPoolExecutor(1, thread_name_prefix="cassettes")
+        self.queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None  # (started by the first write)
+        self.lock = threading.Lock()
+        _WRITERS.add(self)
 
-    def write(self, cassette: Cassette, directory: Path, secrets: tuple[str, ...]) -> None:
-        self.pool.submit(self._save, cassette, directory, secrets)
+    def write(self, build: Callable[[], Cassette], directory: Path,
+              secrets: tuple[str, ...]) -> None:
+        """Write the cassette `build` makes (called in the writer's thread) into
+        `directory`, without `secrets`."""
+        if self.thread is None:
+            with self.lock:
+                if self.thread is None:
+                    self.thread = threading.Thread(target=self._run, args=(self.queue,),
+                                                   name="cassettes", daemon=True)
+                    self.thread.start()
+        self.queue.put((build, directory, secrets))
+
+    def _run(self, jobs_in: queue.SimpleQueue[_Job | None]) -> None:
+        while True:
+            job = jobs_in.get()
+            time.sleep(self.GATHER)
+            jobs = [job]
+            with contextlib.suppress(queue.Empty):
+                while True:
+                    jobs.append(jobs_in.get_nowait())
+            for job in jobs:
+                if job is None:  # `close`: what came before it is written
+                    return
+                self._save(*job)
 
     @staticmethod
-    def _save(cassette: Cassette, directory: Path, secrets: tuple[str, ...]) -> None:
+    def _save(build: Callable[[], Cassette], directory: Path,
+              secrets: tuple[str, ...]) -> None:
         try:
+            cassette = build()
             folder = save(cassette, directory, secrets=secrets)
         except Exception as exc:
-            log.error("cassette %s not written: %s", cassette.name, exc)
+            log.error("a cassette was not written: %s", exc)
             return
         log.info("recorded %s", folder.name)
 
     def close(self) -> None:
-        """Wait for the cassettes still being written (the gateway's shutdown)."""
-        self.pool.shutdown(wait=True)
+        """Wait for the cassettes still being written (the gateway's shutdown, or the
+        interpreter's exit)."""
+        with self.lock:
+            thread, jobs, self.thread = self.thread, self.queue, None
+            self.queue = queue.SimpleQueue()  # (a write after this starts a thread anew)
+        if thread is not None:
+            jobs.put(None)
+            thread.join()
+
+
+_Job = tuple[Callable[[], Cassette], Path, tuple[str, ...]]
+_WRITERS: weakref.WeakSet[CassetteWriter] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_writers() -> None:
+    """Cassettes still queued at the interpreter's exit are written (the thread is a daemon:
+    a writer nobody closed does not hold the exit up while it waits for work)."""
+    for writer in list(_WRITERS):
+        writer.close()
 
 
 class Cassettes:
