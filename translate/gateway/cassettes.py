@@ -63,11 +63,12 @@ _REPLAY: Final = "replay:"
 class Recording:
     """One exchange on its way to a cassette: what went up, and the chunks as they came.
 
-    What the event loop does per chunk is kept to appending: each chunk's bytes onto one
-    buffer (copied while they are still in the cache, and no object kept per chunk for the
-    garbage collector to walk while the stream runs), its length and the clock's reading.
-    Everything else (the `Cassette`, its timing, the files) is done by the writer's thread
-    when the answer has ended (bench/README.md, "What recording costs")."""
+    What the event loop does per chunk is kept to appending the chunk and the clock's
+    reading to lists. Everything else (the bodies joined, the `Cassette`, its timing, the
+    files) is done by the writer's thread when the answer has ended (bench/README.md, "What
+    recording costs"). Not one growing buffer per body: with hundreds of streams growing
+    theirs at once, each is copied again and again as it grows (0.39 µs an event against
+    0.035 for the lists, 500 streams interleaved)."""
 
     def __init__(self, writer: CassetteWriter, directory: Path, secrets: tuple[str, ...],
                  client: RequestFormat, request: Mapping[str, Any], model: str | None,
@@ -82,13 +83,11 @@ class Recording:
             upstream_request=upstream_request, created=int(time.time()))
         self.key = conversation_key(conversation(request, source=client, model=model))
         self.sent = time.monotonic()
-        self.body = bytearray()
-        """The upstream's answer as it came."""
-        self.lengths: list[int] = []
+        self.chunks: list[bytes] = []
         self.times: list[float] = []
-        """Each chunk's length and when it came (the clock's reading: the time since the
-        request was sent is taken by the writer)."""
-        self.answer = bytearray()
+        """The upstream's answer as it came, and when each chunk came (the clock's reading:
+        the time since the request was sent is taken by the writer)."""
+        self.answer: list[bytes] = []
         self.status = 0
         self.headers: Mapping[str, str] = {}
         self.losses: list[Loss] = []
@@ -106,7 +105,7 @@ class Recording:
         if refusal.upstream_answer is None:
             return
         self.status, self.headers, body = refusal.upstream_answer
-        self.body, self.lengths, self.times = bytearray(body), [len(body)], [time.monotonic()]
+        self.chunks, self.times = [body], [time.monotonic()]
         self.losses = list(request_losses)
         answer = JSONResponse(refusal.error.body, status_code=refusal.error.status,
                               headers=refusal.error.headers)  # as the client got it
@@ -125,13 +124,12 @@ class Recording:
     def upstream_chunk(self, chunk: bytes) -> None:
         """A chunk of the upstream's answer, kept with the time it came
         (`upstream.body_chunks` hands each over)."""
-        self.body += chunk
-        self.lengths.append(len(chunk))
+        self.chunks.append(chunk)
         self.times.append(time.monotonic())
 
     def answer_chunk(self, chunk: bytes) -> None:
         """A chunk of the client's answer, kept (`relay.EventStream` hands each over)."""
-        self.answer += chunk
+        self.answer.append(chunk)
 
     def finish(self, answer_headers: Mapping[str, str], answer_losses: Iterable[Loss], *,
                complete: bool = True, body: bytes | None = None) -> None:
@@ -150,10 +148,10 @@ class Recording:
         """The `Cassette` of the ended exchange (built in the writer's thread)."""
         sent = self.sent
         return Cassette(**self.fields, status=self.status, headers=self.headers,
-                        body=bytes(self.body),
-                        chunks=tuple(zip(self.lengths, [at - sent for at in self.times],
-                                         strict=True)),
-                        answer=bytes(self.answer) if body is None else body,
+                        body=b"".join(self.chunks),
+                        chunks=tuple(zip(map(len, self.chunks),
+                                         [at - sent for at in self.times], strict=True)),
+                        answer=b"".join(self.answer) if body is None else body,
                         answer_headers=answer_headers, losses=losses, key=self.key)
 
 
