@@ -483,3 +483,27 @@ def test_the_writer_gathers_and_close_writes_what_is_queued(
     writer.write(build("model-40"), tmp_path, ())
     writer.close()
     assert len(list(tmp_path.iterdir())) == 41
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_a_bedrock_upstream_recorded_replays_to_every_client(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, stream: bool) -> None:
+    """A bedrock upstream's answer (a real ConverseStream recording, played by the
+    SigV4-checking fake runtime) recorded through one client, then replayed with no upstream
+    to every client, streaming and not. Whether the recorded call streamed is in its URL
+    (`/converse-stream`), not its body: read from the body, the replay answered a stream with
+    the final object (bench/agents found it)."""
+    from .test_gateway_converse import OWN, _bedrock_gateway
+
+    recorded = (OWN / "text_then_tool_call.eventstream").read_bytes()
+    with _bedrock_gateway(monkeypatch, recorded, api_key=None, record=str(tmp_path)) as (
+            upstream, url):
+        ask("messages", url, stream=stream)
+    assert upstream.served[0].path.endswith("/converse-stream" if stream else "/converse")
+    (folder,) = tmp_path.iterdir()
+    assert (folder / ("upstream.eventstream" if stream else "upstream.json")).is_file()
+    want = expected("bedrock", recorded)
+    with _replaying(tmp_path) as replay:
+        for client in CLIENTS:
+            for replayed_stream in (True, False):
+                _same(ask(client, replay, stream=replayed_stream), want)

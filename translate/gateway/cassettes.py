@@ -48,7 +48,7 @@ from ..cassette import (
 )
 from ..report import Loss
 from .refusal import Refusal, refuse
-from .settings import REPLAY_HOST, Settings, Upstream
+from .settings import REPLAY_HOST, Settings, Upstream, streams_by_url
 
 if TYPE_CHECKING:
     from ..request import RequestFormat
@@ -330,9 +330,8 @@ class CassetteTransport(httpx2.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         name = request.url.path.split("/")[1]
         cassette = self.cassettes[name]
-        if cassette.upstream_format == "gemini":
-            stream = ":streamGenerateContent" in request.url.path
-        else:
+        stream = streams_by_url(cassette.upstream_format, request.url.path)
+        if stream is None:
             stream = json.loads(await request.aread() or b"{}").get("stream") is True
         content_type, timed = cassette.upstream_answer(stream)
         headers = {**cassette.headers, "content-type": content_type}

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..request import RequestFormat
 
 __all__ = ["CLIENT_FORMATS", "GEMINI_VERSIONS", "PATHS", "REPLAY_HOST", "Hop", "Route",
-           "Settings", "Upstream", "converse_path", "gemini_path"]
+           "Settings", "Upstream", "converse_path", "gemini_path", "streams_by_url"]
 
 PATHS: Final[dict[RequestFormat, str]] = {
     "chat": "/chat/completions", "responses": "/responses", "messages": "/messages"}
@@ -49,6 +49,17 @@ def converse_path(model: str, stream: bool) -> str:
     """A Bedrock Converse call's path: `/model/{modelId}/converse-stream` or `/converse`, the
     model id URL-encoded whole (an ARN's `/` and `:` too), as boto3 sends it."""
     return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
+
+
+def streams_by_url(format: str, path: str) -> bool | None:
+    """Whether a call to `path` (`Upstream.endpoint`'s) asks for a stream, for the formats
+    whose URL says so (gemini, bedrock: the two paths above); None for the others, whose body
+    says it (`stream`)."""
+    if format == "gemini":
+        return ":streamGenerateContent" in path
+    if format == "bedrock":
+        return path.endswith("/converse-stream")
+    return None
 
 
 @dataclass(frozen=True)
