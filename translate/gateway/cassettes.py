@@ -161,8 +161,8 @@ class CassetteWriter:
 
     The thread gathers: woken by a cassette, it waits `GATHER` seconds and then writes every
     cassette that came meanwhile. A burst of answers ending together (hundreds a second)
-    wakes it a few times, not once per answer: each waking takes the interpreter's lock
-    from the event loop and hands it back, which cost more than the writing it did."""
+    wakes it a few times, not once per answer: each waking hands the interpreter's lock from
+    the event loop to the thread and back."""
 
     GATHER: Final = 0.05
 
@@ -176,13 +176,12 @@ class CassetteWriter:
               secrets: tuple[str, ...]) -> None:
         """Write the cassette `build` makes (called in the writer's thread) into
         `directory`, without `secrets`."""
-        if self.thread is None:
-            with self.lock:
-                if self.thread is None:
-                    self.thread = threading.Thread(target=self._run, args=(self.queue,),
-                                                   name="cassettes", daemon=True)
-                    self.thread.start()
-        self.queue.put((build, directory, secrets))
+        with self.lock:  # (not racing `close`: the job goes where a thread will read it)
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._run, args=(self.queue,),
+                                               name="cassettes", daemon=True)
+                self.thread.start()
+            self.queue.put((build, directory, secrets))
 
     def _run(self, jobs_in: queue.SimpleQueue[_Job | None]) -> None:
         while True:
