@@ -4,9 +4,10 @@
     python bench/gateway_stack.py --rounds 3 --servers gateway,relay-default
 
 Servers, one process and one worker each, all started at once and measured in turn (alternating,
-round after round, so drift hits all of them alike; each round starts one server further on, so
-that none always follows the same one), all with one hash seed (`PYTHONHASHSEED=0`: two equal
-servers then differ by noise alone, not by their dicts' layout):
+round after round, so drift hits all of them alike; each round starts one server further on,
+and every other round goes the other way round, so that none always follows the same one),
+all with one hash seed (`PYTHONHASHSEED=0`: two equal servers then differ by noise alone, not
+by their dicts' layout):
 
 - `relay-default`: bench/naive_relay.py on uvicorn's default stack without the extras (asyncio
   event loop, h11 parser): the relay as users would write it;
@@ -17,8 +18,9 @@ servers then differ by noise alone, not by their dicts' layout):
   are installed), its clients speaking Anthropic Messages (chat -> messages translated);
 - `gateway-recording` (with `--record`): the same with `serve --record` into a temporary
   folder, every exchange written as a cassette: what recording costs per event, as its ratio to
-  `gateway`. With `--fresh` the folder is emptied before each phase (by the bench, outside what is
-  measured), so that every cassette is a new folder; without it the bench's conversations,
+  `gateway`. With `--fresh` it records into a subfolder of its own (`gateway-stack-fresh`),
+  emptied before each phase (by the bench, outside what is measured), so that every cassette
+  is a new folder; without it the bench's conversations,
   the same each round, are recorded again over the last round's (re-recording);
 - `gateway-again` (with `--record`): the gateway once more, unchanged: the ratio of two equal
   servers is the noise floor the recording's ratio is read against. Both ratios are taken
@@ -137,9 +139,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="where `gateway-recording` writes (default: a temporary folder); "
                         "creating files costs what the file system asks, so say which")
     parser.add_argument("--fresh", action="store_true",
-                        help="empty the --record folder before each phase, so that every "
-                        "cassette is a new folder (else the bench's conversations, the same "
-                        "each round, are recorded again over the last round's: re-recording)")
+                        help="record into a subfolder of --record-dir emptied before each "
+                        "phase, so that every cassette is a new folder (else the bench's "
+                        "conversations, the same each round, are recorded again over the last "
+                        "round's: re-recording)")
     parser.add_argument("--before", metavar="REV",
                         help="also run `gateway-before`: the gateway of this git revision")
     args = parser.parse_args(argv)
@@ -172,6 +175,8 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
     }
     commands["gateway-before"] = commands["gateway-again"] = commands["gateway"]
     record_dir = args.record_dir or scratch / "cassettes"
+    if args.fresh:  # emptied before each phase: a folder of the bench's own, never the user's
+        record_dir = record_dir / "gateway-stack-fresh"
     commands["gateway-recording"] = ([*commands["gateway"][0], "--record", str(record_dir)],
                                      "messages")
     where = {"gateway-before": scratch}
@@ -185,7 +190,8 @@ def _run(args: argparse.Namespace, scratch: Path) -> int:
                    str(args.events), "--gap", str(args.gap)], upstream + "/stats"), \
             _Servers(commands, names, where) as servers:
         for round_ in range(args.rounds):
-            for name in names[round_ % len(names):] + names[:round_ % len(names)]:
+            order = names[round_ % len(names):] + names[:round_ % len(names)]
+            for name in order[::-1] if round_ % 2 else order:
                 port, fmt, pid = servers[name]
                 print(f"round {round_ + 1}: {name} ...", flush=True)
                 asyncio.run(short(port, fmt, 200, 20, pid))  # warm-up (imports, first calls)

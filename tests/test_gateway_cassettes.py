@@ -452,10 +452,10 @@ def test_a_reload_reads_the_cassettes_again(tmp_path: Path) -> None:
 
 def test_the_writer_gathers_and_close_writes_what_is_queued(
         tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    """`CassetteWriter`: a burst of answers wakes its thread once, not once each (the thread
-    waits `GATHER` before writing what came); `close` returns once every queued cassette is
-    written; one that fails to build is logged and the others are written; a write after
-    `close` starts the thread anew."""
+    """`CassetteWriter`: every cassette is built and written in its thread; `close` returns
+    once every queued cassette is written; one that fails to build is logged and the others
+    are written; a write after `close` starts the thread anew, which waits for the old one,
+    and a second `close` waits as the first does."""
     from translate.gateway.cassettes import CassetteWriter
 
     from .test_cassette import _cassette
@@ -475,14 +475,18 @@ def test_the_writer_gathers_and_close_writes_what_is_queued(
     for model in [*models[:20], "broken", *models[20:]]:
         writer.write(build(model), tmp_path, ())
     thread = writer.thread
-    assert thread is not None and not built  # (still gathering)
+    assert thread is not None
     writer.close()
-    assert not thread.is_alive() and writer.thread is None
-    assert len(list(tmp_path.iterdir())) == 40 and set(built) == {"cassettes"}
+    assert not thread.is_alive() and writer.thread is None and writer.closed is thread
+    assert len(list(tmp_path.iterdir())) == 40
+    assert len(built) == 41 and set(built) == {"cassettes"}
     assert any("not written: no such cassette" in r.getMessage() for r in caplog.records)
     writer.write(build("model-40"), tmp_path, ())
+    again = writer.thread
+    assert again is not None and again is not thread
     writer.close()
-    assert len(list(tmp_path.iterdir())) == 41
+    writer.close()
+    assert not again.is_alive() and len(list(tmp_path.iterdir())) == 41
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])

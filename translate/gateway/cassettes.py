@@ -169,6 +169,9 @@ class CassetteWriter:
     def __init__(self) -> None:
         self.queue: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self.thread: threading.Thread | None = None  # (started by the first write)
+        self.closed: threading.Thread | None = None
+        """The thread the last `close` stopped: a thread started after it waits for it to
+        end, so that two recordings of one conversation are written in the order they came."""
         self.lock = threading.Lock()
         _WRITERS.add(self)
 
@@ -178,12 +181,20 @@ class CassetteWriter:
         `directory`, without `secrets`."""
         with self.lock:  # (not racing `close`: the job goes where a thread will read it)
             if self.thread is None:
-                self.thread = threading.Thread(target=self._run, args=(self.queue,),
-                                               name="cassettes", daemon=True)
-                self.thread.start()
+                thread = threading.Thread(target=self._run, args=(self.queue, self.closed),
+                                          name="cassettes", daemon=True)
+                try:
+                    thread.start()
+                except RuntimeError as exc:  # (the interpreter's exit, a thread limit)
+                    log.error("a cassette was not written: no thread to write it (%s)", exc)
+                    return
+                self.thread = thread
             self.queue.put((build, directory, secrets))
 
-    def _run(self, jobs_in: queue.SimpleQueue[_Job | None]) -> None:
+    def _run(self, jobs_in: queue.SimpleQueue[_Job | None],
+             after: threading.Thread | None) -> None:
+        if after is not None:
+            after.join()
         while True:
             job = jobs_in.get()
             time.sleep(self.GATHER)
@@ -213,8 +224,11 @@ class CassetteWriter:
         with self.lock:
             thread, jobs, self.thread = self.thread, self.queue, None
             self.queue = queue.SimpleQueue()  # (a write after this starts a thread anew)
+            if thread is not None:
+                self.closed = thread
+                jobs.put(None)
+            thread = self.closed  # (a second `close` waits as the first does)
         if thread is not None:
-            jobs.put(None)
             thread.join()
 
 
