@@ -91,3 +91,37 @@ def test_rerecord_sends_each_request_again_to_a_recording_gateway(
             assert status == 1  # no key: the gateway refuses, and the command says so
     (again,) = Shelf.load(tmp_path).cassettes.values()
     assert again.name == old.name and b"world" in again.body and b"hello" not in again.body
+
+
+@pytest.mark.parametrize(("client", "request_body"), [
+    ("gemini", {"contents": [{"role": "user", "parts": [{"text": "Hi"}]}]}),
+    ("bedrock", {"messages": [{"role": "user", "content": [{"text": "Hi"}]}]}),
+])
+def test_rerecord_calls_a_url_format_clients_own_url(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, client: str,
+        request_body: dict[str, object]) -> None:
+    """A gemini or a Bedrock client's cassette is sent again where that client sent it: its
+    model and its choice to stream in the URL (a Bedrock cassette went to a Gemini URL)."""
+    pytest.importorskip("starlette")
+    from tests.gateway_support import FakeUpstream, Script, running_gateway
+    from translate.gateway import Settings
+
+    body = chat_stream("hello")
+    old = Cassette(
+        client=client, model="m1", stream=True, upstream="chat", request=request_body,
+        upstream_format="chat", upstream_model="m1", upstream_request={}, status=200,
+        headers={"content-type": "text/event-stream"}, body=body, chunks=((len(body), 0.2),),
+        answer=b"", answer_headers={})
+    save(old, tmp_path)
+    monkeypatch.setenv("GW_KEY", "ck-0123456789")
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=chat_stream("world"))
+        settings = Settings(upstream_url=upstream.url, upstream_format="chat", timeout=10,
+                            client_key="ck-0123456789", record=str(tmp_path))
+        with running_gateway(settings) as gateway:
+            status, said = _run("rerecord", str(tmp_path), "--gateway", gateway,
+                                "--key-env", "GW_KEY")
+    assert (status, said) == (0, f"{old.name}  HTTP 200\n")
+    (again,) = Shelf.load(tmp_path).cassettes.values()
+    assert (again.name, again.client, again.stream) == (old.name, client, True)
+    assert b"world" in again.body

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .cassette import Cassette, CassetteError, Shelf, load
+from .request import converse_path, gemini_path
 
 __all__ = ["main"]
 
@@ -120,6 +121,16 @@ def _fixture(cassette: Cassette, target: Path, out: TextIO) -> int:
     return 0
 
 
+def _client_path(cassette: Cassette) -> str:
+    """Where the cassette's client sent its request on the gateway (a gemini or a Bedrock
+    client names its model and its choice to stream in the URL)."""
+    if cassette.client == "gemini":
+        return "/v1beta" + gemini_path(cassette.model or "", cassette.stream)
+    if cassette.client == "bedrock":
+        return converse_path(cassette.model or "", cassette.stream)
+    return _PATHS[cassette.client]
+
+
 def _rerecord(shelf: Shelf, args: argparse.Namespace, p: argparse.ArgumentParser,
               out: TextIO) -> int:
     key = ""
@@ -129,9 +140,7 @@ def _rerecord(shelf: Shelf, args: argparse.Namespace, p: argparse.ArgumentParser
             p.error(f"--key-env: ${args.key_env} is not set")
     failed = 0
     for cassette in sorted(shelf.cassettes.values(), key=lambda c: c.name):
-        path = _PATHS.get(cassette.client) or (
-            f"/v1beta/models/{cassette.model}:"
-            + ("streamGenerateContent?alt=sse" if cassette.stream else "generateContent"))
+        path = _client_path(cassette)
         headers = {"content-type": "application/json", "anthropic-version": "2023-06-01"}
         if key:
             headers.update({"authorization": f"Bearer {key}", "x-api-key": key,

@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal, NoReturn
+from urllib.parse import quote
 
 from pydantic_core import to_json
 
@@ -89,6 +90,31 @@ _FORMATS: tuple[RequestFormat, ...] = ("chat", "responses", "messages", "gemini"
 URL_FIELDS: tuple[RequestFormat, ...] = ("gemini", "bedrock")
 """Formats whose model and choice of streaming are in the URL, not the body
 (`convert_request`'s `model` and `stream`)."""
+
+
+def gemini_path(model: str, stream: bool) -> str:
+    """A Gemini call's path after the version: `/models/{model}:streamGenerateContent?alt=sse`
+    or `/models/{model}:generateContent` (a model given as `models/...` keeps one prefix)."""
+    model = model.removeprefix("models/")
+    return (f"/models/{model}:streamGenerateContent?alt=sse" if stream
+            else f"/models/{model}:generateContent")
+
+
+def converse_path(model: str, stream: bool) -> str:
+    """A Bedrock Converse call's path: `/model/{modelId}/converse-stream` or `/converse`, the
+    model id URL-encoded whole (an ARN's `/` and `:` too), as boto3 sends it."""
+    return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
+
+
+def streams_by_url(format: str, path: str) -> bool | None:
+    """Whether a call to `path` (`Upstream.endpoint`'s) asks for a stream, for the formats
+    whose URL says so (gemini, bedrock: the two paths above); None for the others, whose body
+    says it (`stream`)."""
+    if format == "gemini":
+        return ":streamGenerateContent" in path
+    if format == "bedrock":
+        return path.endswith("/converse-stream")
+    return None
 
 _EMPTY: Mapping[str, Any] = {}
 

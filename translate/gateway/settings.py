@@ -13,7 +13,8 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
-from urllib.parse import quote
+
+from ..request import converse_path, gemini_path, streams_by_url
 
 if TYPE_CHECKING:
     from ..request import RequestFormat
@@ -35,31 +36,6 @@ no network name can ever be it)."""
 
 GEMINI_VERSIONS: Final = ("v1beta", "v1", "v1alpha")
 """The Gemini API versions a gemini upstream URL may end with (else `/v1beta` is added)."""
-
-
-def gemini_path(model: str, stream: bool) -> str:
-    """A Gemini call's path after the version: `/models/{model}:streamGenerateContent?alt=sse`
-    or `/models/{model}:generateContent` (a model given as `models/...` keeps one prefix)."""
-    model = model.removeprefix("models/")
-    return (f"/models/{model}:streamGenerateContent?alt=sse" if stream
-            else f"/models/{model}:generateContent")
-
-
-def converse_path(model: str, stream: bool) -> str:
-    """A Bedrock Converse call's path: `/model/{modelId}/converse-stream` or `/converse`, the
-    model id URL-encoded whole (an ARN's `/` and `:` too), as boto3 sends it."""
-    return f"/model/{quote(model, safe='')}/{'converse-stream' if stream else 'converse'}"
-
-
-def streams_by_url(format: str, path: str) -> bool | None:
-    """Whether a call to `path` (`Upstream.endpoint`'s) asks for a stream, for the formats
-    whose URL says so (gemini, bedrock: the two paths above); None for the others, whose body
-    says it (`stream`)."""
-    if format == "gemini":
-        return ":streamGenerateContent" in path
-    if format == "bedrock":
-        return path.endswith("/converse-stream")
-    return None
 
 
 @dataclass(frozen=True)
