@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,9 +16,11 @@ from translate.cassette import Cassette, Shelf, save
 from translate.report import Loss
 
 
-def _saved(folder: Path, text: str = "hello") -> Cassette:
+def _saved(folder: Path, text: str = "hello", **fields: Any) -> Cassette:
+    """A messages client's cassette of a chat upstream saying `text` (`fields` replace its
+    own), saved in `folder`."""
     body = chat_stream(text)
-    cassette = Cassette(
+    values: dict[str, Any] = dict(
         client="messages", model="m1", stream=True, upstream="chat",
         request={"model": "m1", "max_tokens": 9, "stream": True,
                  "messages": [{"role": "user", "content": "Hi"}]},
@@ -24,8 +29,27 @@ def _saved(folder: Path, text: str = "hello") -> Cassette:
         chunks=((len(body) - 14, 0.2), (14, 0.4)), answer=b"event: x\n\n", answer_headers={},
         losses=(Loss(stage="encode", format="messages", what="logprobs",
                      detail="no place for them", count=2),))
+    values.update(fields)
+    cassette = Cassette(**values)
     save(cassette, folder)
     return cassette
+
+
+@contextlib.contextmanager
+def _recording_gateway(folder: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A gateway recording into `folder`, in front of a chat upstream saying "world", its
+    client key in $GW_KEY; yields its URL."""
+    pytest.importorskip("starlette")
+    from tests.gateway_support import FakeUpstream, Script, running_gateway
+    from translate.gateway import Settings
+
+    monkeypatch.setenv("GW_KEY", "ck-0123456789")
+    with FakeUpstream() as upstream:
+        upstream.script = Script(body=chat_stream("world"))
+        settings = Settings(upstream_url=upstream.url, upstream_format="chat", timeout=10,
+                            client_key="ck-0123456789", record=str(folder))
+        with running_gateway(settings) as gateway:
+            yield gateway
 
 
 def _run(*argv: str) -> tuple[int, str]:
@@ -73,22 +97,13 @@ def test_fixture_writes_the_upstream_stream_and_the_test_that_uses_it(tmp_path: 
 
 def test_rerecord_sends_each_request_again_to_a_recording_gateway(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    pytest.importorskip("starlette")
-    from tests.gateway_support import FakeUpstream, Script, running_gateway
-    from translate.gateway import Settings
-
     old = _saved(tmp_path)
-    monkeypatch.setenv("GW_KEY", "ck-0123456789")
-    with FakeUpstream() as upstream:
-        upstream.script = Script(body=chat_stream("world"))
-        settings = Settings(upstream_url=upstream.url, upstream_format="chat", timeout=10,
-                            client_key="ck-0123456789", record=str(tmp_path))
-        with running_gateway(settings) as gateway:
-            status, said = _run("rerecord", str(tmp_path), "--gateway", gateway,
-                                "--key-env", "GW_KEY")
-            assert (status, said) == (0, f"{old.name}  HTTP 200\n")
-            status, _ = _run("rerecord", str(tmp_path), "--gateway", gateway)
-            assert status == 1  # no key: the gateway refuses, and the command says so
+    with _recording_gateway(tmp_path, monkeypatch) as gateway:
+        status, said = _run("rerecord", str(tmp_path), "--gateway", gateway,
+                            "--key-env", "GW_KEY")
+        assert (status, said) == (0, f"{old.name}  HTTP 200\n")
+        status, _ = _run("rerecord", str(tmp_path), "--gateway", gateway)
+        assert status == 1  # no key: the gateway refuses, and the command says so
     (again,) = Shelf.load(tmp_path).cassettes.values()
     assert again.name == old.name and b"world" in again.body and b"hello" not in again.body
 
@@ -102,25 +117,10 @@ def test_rerecord_calls_a_url_format_clients_own_url(
         request_body: dict[str, object]) -> None:
     """A gemini or a Bedrock client's cassette is sent again where that client sent it: its
     model and its choice to stream in the URL (a Bedrock cassette went to a Gemini URL)."""
-    pytest.importorskip("starlette")
-    from tests.gateway_support import FakeUpstream, Script, running_gateway
-    from translate.gateway import Settings
-
-    body = chat_stream("hello")
-    old = Cassette(
-        client=client, model="m1", stream=True, upstream="chat", request=request_body,
-        upstream_format="chat", upstream_model="m1", upstream_request={}, status=200,
-        headers={"content-type": "text/event-stream"}, body=body, chunks=((len(body), 0.2),),
-        answer=b"", answer_headers={})
-    save(old, tmp_path)
-    monkeypatch.setenv("GW_KEY", "ck-0123456789")
-    with FakeUpstream() as upstream:
-        upstream.script = Script(body=chat_stream("world"))
-        settings = Settings(upstream_url=upstream.url, upstream_format="chat", timeout=10,
-                            client_key="ck-0123456789", record=str(tmp_path))
-        with running_gateway(settings) as gateway:
-            status, said = _run("rerecord", str(tmp_path), "--gateway", gateway,
-                                "--key-env", "GW_KEY")
+    old = _saved(tmp_path, client=client, request=request_body)
+    with _recording_gateway(tmp_path, monkeypatch) as gateway:
+        status, said = _run("rerecord", str(tmp_path), "--gateway", gateway,
+                            "--key-env", "GW_KEY")
     assert (status, said) == (0, f"{old.name}  HTTP 200\n")
     (again,) = Shelf.load(tmp_path).cassettes.values()
     assert (again.name, again.client, again.stream) == (old.name, client, True)
