@@ -66,7 +66,7 @@ from .metrics import CONTENT_TYPE as METRICS_TYPE
 from .metrics import Metrics
 from .refusal import Refusal, refuse
 from .relay import EventStream
-from .settings import PATHS, REPLAY_HOST, Settings, Upstream
+from .settings import PATHS, REPLAY_HOST, Settings, Upstream, streams_by_url
 from .upstream import UpstreamBroke, Upstreams, body_chunks, first_bytes
 
 __all__ = ["DROPPED_HEADER", "ENDPOINTS", "Endpoint", "Gateway", "create_app"]
@@ -561,7 +561,7 @@ def _url_call(request: Request, client: RequestFormat) -> tuple[str | None, bool
         return _gemini_call(request)
     if "converse_model" in request.path_params:
         return (request.path_params["converse_model"],
-                request.url.path.endswith("/converse-stream"))
+                streams_by_url("bedrock", request.url.path))
     return None, None
 
 

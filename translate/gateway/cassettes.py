@@ -47,6 +47,7 @@ from ..cassette import (
     save,
 )
 from ..report import Loss
+from .auth import named_keys
 from .refusal import Refusal, refuse
 from .settings import REPLAY_HOST, Settings, Upstream, streams_by_url
 
@@ -372,7 +373,7 @@ def _configured_secrets(settings: Settings) -> tuple[str, ...]:
     found = [upstream.api_key for upstream in settings.upstreams]
     found += [value for upstream in settings.upstreams
               for value in upstream.extra_headers.values()]
-    found += [settings.client_key] + [key for _, key in settings.client_keys]
+    found += [key for _, key in named_keys(settings)]
     if settings.reasoning_key is not None:
         found += [settings.reasoning_key.hex()]
         with contextlib.suppress(UnicodeDecodeError):  # a --reasoning-key-env value
